@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The keyed hashes maglev-lb shares between the XDP program, the kernel
+ * module and userspace. One definition, compiled into all three, so a flow
+ * hashes to the same slot wherever it is looked at.
+ *
+ * Both hashes are SipHash (Aumasson & Bernstein) keyed with the 128-bit
+ * cluster seed: SipHash-1-3 for the per-packet flow hash (cheap, and what the
+ * kernel's hsiphash uses on 64-bit), SipHash-2-4 for the backend permutation
+ * hashes of the table builder (run once per backend per rebuild).
+ */
+#ifndef MAGLEV_HASH_H
+#define MAGLEV_HASH_H
+
+#include <linux/types.h>
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* The cluster seed. Every balancer given the same seed and backend set
+ * builds byte-identical tables and picks the same backend for a flow.
+ */
+struct maglev_seed {
+	__u64 k0;
+	__u64 k1;
+};
+
+/* Documented default ("maglev-lb seed 1" in ASCII, twice): see docs/design.md. */
+#define MAGLEV_DEFAULT_SEED_K0 0x6d61676c65762d6cULL
+#define MAGLEV_DEFAULT_SEED_K1 0x6220736565642031ULL
+
+#define MAGLEV_ROTL64(x, b) (__u64)(((x) << (b)) | ((x) >> (64 - (b))))
+
+#define MAGLEV_SIPROUND(v0, v1, v2, v3)                                                            \
+	do {                                                                                       \
+		v0 += v1;                                                                          \
+		v1 = MAGLEV_ROTL64(v1, 13);                                                        \
+		v1 ^= v0;                                                                          \
+		v0 = MAGLEV_ROTL64(v0, 32);                                                        \
+		v2 += v3;                                                                          \
+		v3 = MAGLEV_ROTL64(v3, 16);                                                        \
+		v3 ^= v2;                                                                          \
+		v0 += v3;                                                                          \
+		v3 = MAGLEV_ROTL64(v3, 21);                                                        \
+		v3 ^= v0;                                                                          \
+		v2 += v1;                                                                          \
+		v1 = MAGLEV_ROTL64(v1, 17);                                                        \
+		v1 ^= v2;                                                                          \
+		v2 = MAGLEV_ROTL64(v2, 32);                                                        \
+	} while (0)
+
+struct maglev_sip {
+	__u64 v0, v1, v2, v3;
+};
+
+static __always_inline void maglev_sip_init(struct maglev_sip *s, const struct maglev_seed *seed)
+{
+	s->v0 = 0x736f6d6570736575ULL ^ seed->k0;
+	s->v1 = 0x646f72616e646f6dULL ^ seed->k1;
+	s->v2 = 0x6c7967656e657261ULL ^ seed->k0;
+	s->v3 = 0x7465646279746573ULL ^ seed->k1;
+}
+
+/* Absorb one 64-bit message word with c compression rounds. */
+static __always_inline void maglev_sip_word(struct maglev_sip *s, __u64 m, int c)
+{
+	__u64 v0 = s->v0, v1 = s->v1, v2 = s->v2, v3 = s->v3;
+	int i;
+
+	v3 ^= m;
+	for (i = 0; i < c; i++)
+		MAGLEV_SIPROUND(v0, v1, v2, v3);
+	v0 ^= m;
+	s->v0 = v0;
+	s->v1 = v1;
+	s->v2 = v2;
+	s->v3 = v3;
+}
+
+/* Final length word, then d finalisation rounds. len_bytes is the message
+ * length; messages here are always whole words.
+ */
+static __always_inline __u64 maglev_sip_final(struct maglev_sip *s, __u64 len_bytes, int c, int d)
+{
+	__u64 v0, v1, v2, v3;
+	int i;
+
+	maglev_sip_word(s, len_bytes << 56, c);
+	v0 = s->v0;
+	v1 = s->v1;
+	v2 = s->v2 ^ 0xff;
+	v3 = s->v3;
+	for (i = 0; i < d; i++)
+		MAGLEV_SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/*
+ * Flow hash over a 5-tuple. Addresses are in network byte order as they sit
+ * in the packet (IPv4: one __u32; IPv6: four). Ports are network order too;
+ * proto is the IP protocol number. The words are built from the raw 32-bit
+ * loads so every user (BPF, kernel, userspace, any endianness of the loads'
+ * interpretation aside) feeds identical bits. IPv4 and IPv6 differ in length,
+ * and the length is part of SipHash's input, so they never collide by layout.
+ */
+static __always_inline __u64 maglev_flow_hash_v4(const struct maglev_seed *seed, __u32 saddr,
+						 __u32 daddr, __u16 sport, __u16 dport, __u8 proto)
+{
+	struct maglev_sip s;
+
+	maglev_sip_init(&s, seed);
+	maglev_sip_word(&s, ((__u64)saddr << 32) | daddr, 1);
+	maglev_sip_word(&s, ((__u64)sport << 32) | ((__u64)dport << 16) | proto, 1);
+	return maglev_sip_final(&s, 16, 1, 3);
+}
+
+static __always_inline __u64 maglev_flow_hash_v6(const struct maglev_seed *seed,
+						 const __u32 saddr[4], const __u32 daddr[4],
+						 __u16 sport, __u16 dport, __u8 proto)
+{
+	struct maglev_sip s;
+
+	maglev_sip_init(&s, seed);
+	maglev_sip_word(&s, ((__u64)saddr[0] << 32) | saddr[1], 1);
+	maglev_sip_word(&s, ((__u64)saddr[2] << 32) | saddr[3], 1);
+	maglev_sip_word(&s, ((__u64)daddr[0] << 32) | daddr[1], 1);
+	maglev_sip_word(&s, ((__u64)daddr[2] << 32) | daddr[3], 1);
+	maglev_sip_word(&s, ((__u64)sport << 32) | ((__u64)dport << 16) | proto, 1);
+	return maglev_sip_final(&s, 40, 1, 3);
+}
+
+/* The slot a flow hash selects in a table of m entries. */
+static __always_inline __u32 maglev_slot(__u64 hash, __u32 m)
+{
+	return (__u32)(hash % m);
+}
+
+#endif /* MAGLEV_HASH_H */

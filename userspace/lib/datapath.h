@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The XDP datapath as maglevd, maglevctl, tests and benchmarks see it: load
+ * the balancer through its libbpf skeleton, pin or adopt its maps, attach it
+ * with a bpf_link, and read or write VIPs, backends, tables and counters.
+ *
+ * All functions return 0 or a negative errno; those taking err/errlen fill
+ * it with a one-line reason.
+ */
+#ifndef MAGLEV_DATAPATH_H
+#define MAGLEV_DATAPATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include "maglev_maps.h"
+
+struct maglev_dp;
+
+struct maglev_dp_opts {
+	const char *pin_dir; /* NULL: MAGLEV_PIN_DIR; "" : do not pin (tests) */
+	uint32_t conn_table_size; /* 0: MAGLEV_CONN_TABLE_SIZE */
+};
+
+/* Load the balancer program. Maps already pinned in pin_dir are adopted
+ * (connection table included), the others are created and pinned.
+ */
+int maglev_dp_open(struct maglev_dp **dp, const struct maglev_dp_opts *opts, char *err,
+		   size_t errlen);
+/* Close our handles; pinned maps and links stay, so forwarding continues. */
+void maglev_dp_close(struct maglev_dp *dp);
+
+/* Attach to an interface with a pinned bpf_link. If a link pinned for this
+ * interface exists it is updated to this program atomically (restart and
+ * upgrade without a forwarding gap). generic selects XDP generic mode.
+ */
+int maglev_dp_attach(struct maglev_dp *dp, int ifindex, bool generic, char *err, size_t errlen);
+int maglev_dp_detach(struct maglev_dp *dp, int ifindex);
+
+int maglev_dp_set_config(struct maglev_dp *dp, const struct maglev_config *cfg);
+int maglev_dp_get_config(struct maglev_dp *dp, struct maglev_config *cfg);
+
+int maglev_dp_vip_set(struct maglev_dp *dp, const struct maglev_vip_key *key,
+		      const struct maglev_vip_info *info);
+int maglev_dp_vip_del(struct maglev_dp *dp, const struct maglev_vip_key *key);
+
+int maglev_dp_backend_set(struct maglev_dp *dp, uint32_t idx, const struct maglev_backend *b);
+int maglev_dp_backend_get(struct maglev_dp *dp, uint32_t idx, struct maglev_backend *b);
+
+/* Replace VIP vip_id's whole table (MAGLEV_TABLE_SIZE backend indices) in
+ * one step: a packet sees either the old or the new table, never a mix.
+ */
+int maglev_dp_table_swap(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table);
+int maglev_dp_table_read(struct maglev_dp *dp, uint32_t vip_id, uint32_t *table);
+/* Drop a VIP's table (after maglev_dp_vip_del). */
+int maglev_dp_table_clear(struct maglev_dp *dp, uint32_t vip_id);
+
+/* Counters, summed over CPUs. */
+int maglev_dp_vip_stats(struct maglev_dp *dp, uint32_t vip_id, struct maglev_vip_stats *out);
+int maglev_dp_backend_stats(struct maglev_dp *dp, uint32_t idx, struct maglev_backend_stats *out);
+/* counts[MAGLEV_REASON_MAX], indexed by enum maglev_reason (include/maglev_maps.h). */
+int maglev_dp_reason_stats(struct maglev_dp *dp, uint64_t *counts);
+
+/* The connection-table entry of a flow, if any (-ENOENT otherwise). */
+int maglev_dp_conn_lookup(struct maglev_dp *dp, const struct maglev_flow_key *key,
+			  struct maglev_conn *conn);
+
+/* For tests and benchmarks: the balancer program's fd. */
+int maglev_dp_prog_fd(struct maglev_dp *dp);
+
+#endif /* MAGLEV_DATAPATH_H */
