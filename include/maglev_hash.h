@@ -26,7 +26,7 @@ struct maglev_seed {
 	__u64 k1;
 };
 
-/* Documented default ("maglev-lb seed 1" in ASCII, twice): see docs/design.md. */
+/* Documented default (ASCII "maglev-lb seed 1"): see docs/maglev-table.md. */
 #define MAGLEV_DEFAULT_SEED_K0 0x6d61676c65762d6cULL
 #define MAGLEV_DEFAULT_SEED_K1 0x6220736565642031ULL
 

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The part of a Maglev table build that does not depend on how the table is
+ * populated: input validation, the canonical backend order, the permutation
+ * parameters (offset, skip) and each backend's slot quota. Shared by the fast
+ * builder (maglev_table.c) and the paper's plain pseudocode
+ * (maglev_table_naive.c) so both populate from the same plan.
+ */
+#ifndef MAGLEV_TABLE_PLAN_H
+#define MAGLEV_TABLE_PLAN_H
+
+#include <stdint.h>
+#include "maglev_table.h"
+
+struct maglev_plan_entry {
+	uint32_t idx;	 /* index into the caller's backend array */
+	uint32_t offset; /* h1 mod m: first preferred slot */
+	uint32_t skip;	 /* h2 mod (m - 1) + 1: step through the permutation */
+	uint32_t quota;	 /* slots this backend owns in the finished table */
+};
+
+struct maglev_plan {
+	uint32_t m;
+	uint32_t n; /* positive-weight backends, in canonical order */
+	struct maglev_plan_entry *e;
+};
+
+/* Validate the input and compute the plan. Returns 0 or a negative errno
+ * with err->msg set (err may be NULL); on error nothing is allocated.
+ */
+int maglev_plan_make(struct maglev_plan *p, const struct maglev_seed *seed,
+		     const struct maglev_backend_spec *be, size_t n, uint32_t m,
+		     struct maglev_err *err);
+void maglev_plan_free(struct maglev_plan *p);
+
+#endif /* MAGLEV_TABLE_PLAN_H */
