@@ -17,6 +17,12 @@ CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-D_GNU_SOURCE -Iinclude -Iuserspace/lib -I$(BUILD)
 LDLIBS :=
 
+# The kselftest harness and checkpatch.pl, extracted from linux-source-6.1
+# by selftests/selftests.mk; defined here because fragments are read in path
+# order and several use these in prerequisites.
+KSRC := $(BUILD)/ksrc
+KSELFTEST_H := $(KSRC)/tools/testing/selftests/kselftest_harness.h
+
 # Fragments append to these.
 ALL_TARGETS :=
 TESTS :=

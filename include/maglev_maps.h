@@ -104,4 +104,108 @@ struct maglev_backend_stats {
 	__u64 bytes;
 };
 
+/*
+ * What happened to a packet: every packet the balancer sees ends in exactly
+ * one of these, counted per CPU in the reason map (index = enum value).
+ * PASS_* go up the stack untouched, DROP_* are dropped, TX_* leave with
+ * XDP_TX. X-macro so the enum and the names table cannot drift apart.
+ */
+#define MAGLEV_REASONS(X)                                                                          \
+	X(TX_FORWARD, "tx_forward")           /* encapsulated toward the backend */                \
+	X(TX_ICMP_FORWARD, "tx_icmp_forward") /* ICMP error of a VIP flow, to its backend */       \
+	X(TX_ECHO_REPLY, "tx_echo_reply")     /* echo request to a VIP answered */                 \
+	X(TX_TOO_BIG, "tx_too_big")           /* frag-needed / packet-too-big sent to client */    \
+	X(PASS_NOT_IP, "pass_not_ip")         /* not IPv4/IPv6 (ARP, LLDP, ...) */                 \
+	X(PASS_NOT_VIP, "pass_not_vip")       /* destination is no VIP */                          \
+	X(PASS_VLAN_DEPTH, "pass_vlan_depth") /* more than two VLAN tags */                        \
+	X(PASS_L4_PROTO, "pass_l4_proto")     /* VIP address, protocol we do not balance */        \
+	X(PASS_IP_FRAG, "pass_ip_frag")       /* IPv4 fragment: kernel slow path */                \
+	X(PASS_IP_OPTIONS, "pass_ip_options") /* IPv4 options: kernel slow path */                 \
+	X(PASS_IPV6_FRAG, "pass_ipv6_frag")   /* IPv6 fragment header: kernel slow path */         \
+	X(PASS_IPV6_EXT, "pass_ipv6_ext")     /* IPv6 extension headers: kernel slow path */       \
+	X(PASS_NEED_FRAG, "pass_need_frag")   /* too big after encap, no DF: kernel fragments */   \
+	X(PASS_ICMP, "pass_icmp")             /* ICMP to a VIP address we do not handle */         \
+	X(DROP_L2_TRUNC, "drop_l2_trunc")     /* truncated Ethernet or VLAN header */              \
+	X(DROP_L3_TRUNC, "drop_l3_trunc")     /* truncated IPv4/IPv6 header */                     \
+	X(DROP_L3_BAD, "drop_l3_bad")         /* bad version, IHL or length fields */              \
+	X(DROP_L4_TRUNC, "drop_l4_trunc")     /* truncated TCP/UDP/ICMP header */                  \
+	X(DROP_L4_BAD, "drop_l4_bad")         /* bad TCP data offset or UDP length */              \
+	X(DROP_TTL, "drop_ttl")               /* TTL / hop limit would reach 0 */                  \
+	X(DROP_NO_TABLE, "drop_no_table")     /* VIP without a lookup table */                     \
+	X(DROP_NO_BACKEND, "drop_no_backend") /* empty slot or backend neither up nor draining */  \
+	X(DROP_ICMP_BAD, "drop_icmp_bad")     /* ICMP error with a truncated or bad inner header */ \
+	X(DROP_ADJUST, "drop_adjust")         /* bpf_xdp_adjust_head/tail refused */
+
+#define MAGLEV_REASON_ENUM_(name, str) MAGLEV_REASON_##name,
+enum maglev_reason { MAGLEV_REASONS(MAGLEV_REASON_ENUM_) MAGLEV_REASON_MAX };
+/* static const char *const names[MAGLEV_REASON_MAX] = MAGLEV_REASON_NAMES; */
+#define MAGLEV_REASON_NAME_(name, str) [MAGLEV_REASON_##name] = str,
+#define MAGLEV_REASON_NAMES {MAGLEV_REASONS(MAGLEV_REASON_NAME_)}
+
+/* Connection-table and flow events, per CPU, beside the reasons. */
+#define MAGLEV_COUNTERS(X)                                                                         \
+	X(CONN_HIT, "conn_hit")             /* established flow found its usable backend */        \
+	X(CONN_MISS, "conn_miss")           /* no entry (or SYN): Maglev pick */                   \
+	X(CONN_REPICK, "conn_repick")       /* entry's backend unusable (flags/generation) */      \
+	X(CONN_EXPIRED, "conn_expired")     /* UDP entry idle longer than udp_idle_ns */           \
+	X(CONN_INSERT, "conn_insert")       /* entry written */                                    \
+	X(CONN_INSERT_SKIP, "conn_insert_skip") /* above new_flow_limit: forwarded, not recorded */ \
+	X(CONN_INSERT_FAIL, "conn_insert_fail") /* bpf_map_update_elem failed */
+
+#define MAGLEV_COUNTER_ENUM_(name, str) MAGLEV_CTR_##name,
+enum maglev_counter { MAGLEV_COUNTERS(MAGLEV_COUNTER_ENUM_) MAGLEV_CTR_MAX };
+#define MAGLEV_COUNTER_NAME_(name, str) [MAGLEV_CTR_##name] = str,
+#define MAGLEV_COUNTER_NAMES {MAGLEV_COUNTERS(MAGLEV_COUNTER_NAME_)}
+
+/*
+ * VIP address filter, maintained by userspace/lib/datapath.c next to the VIP
+ * map: an array of MAGLEV_VIP_FILTER_SIZE slots indexed by
+ * maglev_vip_filter_slot(); each slot counts the VIP keys whose address maps
+ * there. An array lookup is inlined by the verifier, so a packet whose slot
+ * is empty (all non-VIP traffic but rare collisions) goes up the stack
+ * without a single hash lookup, and the counts tell which of the
+ * exact-port / all-ports lookups can hit.
+ */
+struct maglev_vip_addr {
+	__u16 tcp_ports; /* TCP VIP keys with a port */
+	__u16 udp_ports;
+	__u8 tcp_any; /* TCP all-ports keys */
+	__u8 udp_any;
+	__u16 pad;
+};
+
+#define MAGLEV_VIP_FILTER_SIZE 65536
+
+static inline __u32 maglev_vip_filter_slot(const __u32 addr[4], __u8 family)
+{
+	__u32 x = addr[0] ^ addr[1] ^ addr[2] ^ addr[3] ^ family;
+
+	/* Fibonacci hashing: the top 16 bits of x * 2^32/phi. */
+	return (x * 0x9e3779b1U) >> 16;
+}
+
+/*
+ * Value of the connection table (key struct maglev_flow_key): the recorded
+ * backend (struct maglev_conn, what maglev_dp_conn_lookup returns) plus the
+ * flow's VIP as it was when the entry was written. While vip_gen equals the
+ * datapath's VIP generation (bumped by every VIP map change), an established
+ * packet needs no VIP lookup at all.
+ */
+struct maglev_conn_entry {
+	struct maglev_conn conn;
+	__u32 vip_id;
+	__u32 vip_gen;
+	__u8 encap;
+	__u8 pad;
+	__u16 gue_port; /* network order, 0: default */
+	__u32 pad2;
+};
+
+/* VIP keys (address, port, protocol) the VIP map holds; several keys may
+ * share one vip_id (table).
+ */
+#define MAGLEV_VIP_KEYS 4096
+/* GUE destination port the decap program listens on unless told otherwise. */
+#define MAGLEV_GUE_PORT_DEFAULT 6080
+
 #endif /* MAGLEV_MAPS_H */

@@ -1,8 +1,6 @@
 # The kselftest harness comes from Debian's linux-source-6.1 package,
 # extracted at build time (never copied into the repository), together with
 # checkpatch.pl for the kernel module's style check.
-KSRC := $(BUILD)/ksrc
-KSELFTEST_H := $(KSRC)/tools/testing/selftests/kselftest_harness.h
 KSRC_FILES := tools/testing/selftests/kselftest_harness.h \
 	tools/testing/selftests/kselftest.h \
 	scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch \

@@ -18,12 +18,13 @@
 struct maglev_dp;
 
 struct maglev_dp_opts {
-	const char *pin_dir; /* NULL: MAGLEV_PIN_DIR; "" : do not pin (tests) */
+	const char *pin_dir;	  /* NULL: MAGLEV_PIN_DIR; "" : do not pin (tests) */
 	uint32_t conn_table_size; /* 0: MAGLEV_CONN_TABLE_SIZE */
 };
 
 /* Load the balancer program. Maps already pinned in pin_dir are adopted
- * (connection table included), the others are created and pinned.
+ * (connection table included, at the size it was created with), the others
+ * are created and pinned. A new (all-zero) config gets the default seed.
  */
 int maglev_dp_open(struct maglev_dp **dp, const struct maglev_dp_opts *opts, char *err,
 		   size_t errlen);
@@ -67,5 +68,31 @@ int maglev_dp_conn_lookup(struct maglev_dp *dp, const struct maglev_flow_key *ke
 
 /* For tests and benchmarks: the balancer program's fd. */
 int maglev_dp_prog_fd(struct maglev_dp *dp);
+
+/* Additions (issue 3). */
+
+/* counts[MAGLEV_CTR_MAX], indexed by enum maglev_counter: connection-table
+ * hits, misses, re-picks, UDP expiries, inserts, inserts skipped by the
+ * new-flow limit, failed inserts.
+ */
+int maglev_dp_counter_stats(struct maglev_dp *dp, uint64_t *counts);
+/* Replace the tables of n VIPs (vip_ids[i] gets tables[i]) in one
+ * BPF_MAP_UPDATE_BATCH: each VIP atomically, as maglev_dp_table_swap, but
+ * the kernel waits for one RCU grace period for the whole batch instead of
+ * one per VIP (6.8+; older kernels wait per element). All tables are
+ * validated and built before any is installed; if the kernel then fails
+ * part-way, the VIPs before the failing one carry their new table.
+ */
+int maglev_dp_table_swap_batch(struct maglev_dp *dp, size_t n, const uint32_t *vip_ids,
+			       const uint32_t *const *tables);
+/* Forget one flow (it is re-picked by its next packet). */
+int maglev_dp_conn_delete(struct maglev_dp *dp, const struct maglev_flow_key *key);
+/* Forget every flow; returns how many entries the table held (or -errno). */
+long maglev_dp_conn_flush(struct maglev_dp *dp);
+/* fd of one of the balancer's maps by name ("maglev_conns", ...), for tools. */
+int maglev_dp_map_fd(struct maglev_dp *dp, const char *name);
+/* Stable names for reasons and counters ("drop_ttl", "conn_hit", ...). */
+const char *maglev_dp_reason_name(uint32_t reason);
+const char *maglev_dp_counter_name(uint32_t ctr);
 
 #endif /* MAGLEV_DATAPATH_H */

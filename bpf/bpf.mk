@@ -1,0 +1,21 @@
+# bpf/: the XDP balancer, the backend-side decap program and the benchmark
+# wrapper, compiled with clang and wrapped in bpftool skeletons in build/.
+BPF_ARCH_INC := /usr/include/$(shell $(CC) -print-multiarch)
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Iinclude -Ibpf -I$(BPF_ARCH_INC)
+BPF_PROGS := maglev_xdp maglev_decap maglev_bench
+BPF_HDRS := $(wildcard bpf/*.h) include/maglev_maps.h include/maglev_hash.h
+BPF_OBJS := $(BPF_PROGS:%=$(BUILD)/bpf/%.bpf.o)
+BPF_SKELS := $(BPF_PROGS:%=$(BUILD)/%.skel.h)
+
+ALL_TARGETS += $(BPF_OBJS) $(BPF_SKELS)
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $* > $@.tmp
+	@mv $@.tmp $@
+
+# userspace/lib/lib.mk builds every lib object; datapath.c needs the skeleton.
+$(BUILD)/lib/datapath.o: | $(BUILD)/maglev_xdp.skel.h

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Backend-side decapsulation, so a backend needs neither the ipip nor the
+ * fou module: strips IPIP (v4-in-v4, v6-in-v6, v4-in-v6, v6-in-v4) and GUE
+ * (UDP to the configured port, GUE version 0) and passes the inner packet
+ * up the stack. Everything else is passed untouched.
+ *
+ *   ip link set dev eth0 xdp obj maglev_decap.bpf.o sec xdp
+ *
+ * The GUE port is element 0 of maglev_decap_cfg (network order); 0 means
+ * MAGLEV_GUE_PORT_DEFAULT.
+ */
+#include "xdp_consts.h"
+#include "xdp_parse.h"
+
+struct maglev_decap_config {
+	__be16 gue_port;
+	__u16 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct maglev_decap_config);
+} maglev_decap_cfg SEC(".maps");
+
+enum { MAGLEV_DECAP_DONE, MAGLEV_DECAP_PASS, MAGLEV_DECAP_MAX };
+
+/* Per CPU: [0] packets decapsulated, [1] packets passed untouched. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAGLEV_DECAP_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} maglev_decap_cnt SEC(".maps");
+
+static __always_inline int maglev_decap_count(__u32 what)
+{
+	__u64 *c = bpf_map_lookup_elem(&maglev_decap_cnt, &what);
+
+	if (c)
+		*c += 1;
+	return XDP_PASS;
+}
+
+/* Bytes of outer headers before an inner packet of family inner (4 / 41)
+ * that starts at p; 0 if p does not hold an IP header of that family.
+ */
+static __always_inline int maglev_inner_ok(void *p, void *data_end, __u8 inner)
+{
+	__u8 *v = p;
+
+	if ((void *)(v + 1) > data_end)
+		return 0;
+	if (inner == IPPROTO_IPIP)
+		return (*v >> 4) == 4;
+	if (inner == IPPROTO_IPV6)
+		return (*v >> 4) == 6;
+	return 0;
+}
+
+/* GUE after a UDP header at l4: the bytes of UDP + GUE, 0 if not ours. */
+static __always_inline __u32 maglev_gue_len(void *l4, void *data_end, __u8 *inner)
+{
+	struct udphdr *uh = l4;
+	struct maglev_gue_hdr *gh = l4 + sizeof(*uh);
+	struct maglev_decap_config *cfg;
+	__u32 zero = 0, hlen;
+	__be16 port = bpf_htons(MAGLEV_GUE_PORT_DEFAULT);
+
+	if ((void *)(gh + 1) > data_end)
+		return 0;
+	cfg = bpf_map_lookup_elem(&maglev_decap_cfg, &zero);
+	if (cfg && cfg->gue_port)
+		port = cfg->gue_port;
+	if (uh->dest != port)
+		return 0;
+	/* Version 0 (top two bits), control bit clear. */
+	if (gh->ver_c_hlen & 0xe0)
+		return 0;
+	hlen = (gh->ver_c_hlen & 0x1f) * 4;
+	*inner = gh->proto;
+	return sizeof(*uh) + MAGLEV_GUE_HLEN + hlen;
+}
+
+SEC("xdp")
+int maglev_decap(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u8 l2buf[22], inner = 0;
+	__u32 l2 = 0, strip = 0, vb, i;
+	__be16 proto = 0;
+	void *l3;
+
+	if (maglev_parse_l2(data, data_end, &l2, &proto) || l2 < 14 || l2 > 22)
+		return maglev_decap_count(MAGLEV_DECAP_PASS);
+	vb = maglev_vlan_bytes(l2);
+	l3 = data + ETH_HLEN + vb;
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = l3;
+
+		if ((void *)(iph + 1) > data_end || iph->ihl != 5 ||
+		    (iph->frag_off & bpf_htons(MAGLEV_IP_MF | MAGLEV_IP_OFFSET)))
+			return maglev_decap_count(MAGLEV_DECAP_PASS);
+		strip = sizeof(*iph);
+		if (iph->protocol == IPPROTO_IPIP || iph->protocol == IPPROTO_IPV6)
+			inner = iph->protocol;
+		else if (iph->protocol == IPPROTO_UDP)
+			strip += maglev_gue_len(iph + 1, data_end, &inner);
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = l3;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return maglev_decap_count(MAGLEV_DECAP_PASS);
+		strip = sizeof(*ip6);
+		if (ip6->nexthdr == IPPROTO_IPIP || ip6->nexthdr == IPPROTO_IPV6)
+			inner = ip6->nexthdr;
+		else if (ip6->nexthdr == IPPROTO_UDP)
+			strip += maglev_gue_len(ip6 + 1, data_end, &inner);
+	}
+	if (!inner || strip > 40 + 8 + 4 + 31 * 4 || !maglev_inner_ok(l3 + strip, data_end, inner))
+		return maglev_decap_count(MAGLEV_DECAP_PASS);
+
+	/* Keep the MAC header and VLAN tags: copy them out, move the head
+	 * past the outer headers, write them back in front of the inner packet.
+	 */
+	if (data + 22 > data_end)
+		return maglev_decap_count(MAGLEV_DECAP_PASS);
+	__builtin_memcpy(l2buf, data, 22);
+	if (bpf_xdp_adjust_head(ctx, (int)strip))
+		return maglev_decap_count(MAGLEV_DECAP_PASS);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (data + 22 > data_end)
+		return XDP_DROP;
+#pragma unroll
+	for (i = 0; i < 20; i++)
+		if (i < 12 + vb)
+			((__u8 *)data)[i] = l2buf[i];
+	*(__be16 *)(data + 12 + vb) =
+		inner == IPPROTO_IPIP ? bpf_htons(ETH_P_IP) : bpf_htons(ETH_P_IPV6);
+	return maglev_decap_count(MAGLEV_DECAP_DONE);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

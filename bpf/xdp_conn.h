@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Connection table access (layout and hash: include/maglev_conn.h). Every
+ * step is an inlined array access: no helper call, no lock, no clock.
+ */
+#ifndef MAGLEV_XDP_CONN_H
+#define MAGLEV_XDP_CONN_H
+
+#include "xdp_maps.h"
+
+/* The flow's bucket (NULL: no table) and *way, the way holding the flow
+ * (-1: none). *hp gets the key's hash for the check word and the tag.
+ */
+static __always_inline struct maglev_conn_bucket *
+maglev_conn_find(const struct maglev_flow_key *k, __u64 *hp, int *way)
+{
+	struct maglev_conn_params *p;
+	struct maglev_conn_bucket *b;
+	__u32 zero = 0, idx, tag;
+	__u64 h;
+	int i;
+
+	*way = -1;
+	p = bpf_map_lookup_elem(&maglev_connkey, &zero);
+	if (!p)
+		return NULL;
+	h = maglev_conn_hash(k, p->seed);
+	idx = (__u32)h & p->mask;
+	b = bpf_map_lookup_elem(&maglev_conns, &idx);
+	if (!b)
+		return NULL;
+	*hp = h;
+	tag = maglev_conn_tag(h);
+#pragma unroll
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++) {
+		struct maglev_conn_slot *s = &b->slot[i];
+
+		if (b->tag[i] == tag && maglev_conn_key_eq(&s->key, k) &&
+		    maglev_conn_check(h, s) == s->check) {
+			*way = i;
+			break;
+		}
+	}
+	return b;
+}
+
+/* Way for a new flow: an empty one, else second chance over the ref bits
+ * (cleared as they are passed), else the one the tag names.
+ */
+static __always_inline __u32 maglev_conn_victim(struct maglev_conn_bucket *b, __u32 tag)
+{
+	int i;
+
+#pragma unroll
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
+		if (!b->tag[i])
+			return i;
+#pragma unroll
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++) {
+		if (!b->ref[i])
+			return i;
+		b->ref[i] = 0;
+	}
+	return tag & (MAGLEV_CONN_WAYS - 1);
+}
+
+#endif /* MAGLEV_XDP_CONN_H */

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Counters. Every packet ends in exactly one reason (include/maglev_maps.h),
+ * so the reason map accounts for all traffic the program saw; per-CPU array
+ * lookups with a constant key are inlined by the verifier.
+ */
+#ifndef MAGLEV_XDP_COUNTERS_H
+#define MAGLEV_XDP_COUNTERS_H
+
+#include "xdp_maps.h"
+
+static __always_inline int maglev_verdict(__u32 reason, int action)
+{
+	__u64 *c = bpf_map_lookup_elem(&maglev_reasons, &reason);
+
+	if (c)
+		*c += 1;
+	return action;
+}
+
+#define MAGLEV_PASS(r) maglev_verdict(MAGLEV_REASON_##r, XDP_PASS)
+#define MAGLEV_DROP(r) maglev_verdict(MAGLEV_REASON_##r, XDP_DROP)
+#define MAGLEV_TX(r)   maglev_verdict(MAGLEV_REASON_##r, XDP_TX)
+
+static __always_inline void maglev_count(__u32 ctr)
+{
+	__u64 *c = bpf_map_lookup_elem(&maglev_ctrs, &ctr);
+
+	if (c)
+		*c += 1;
+}
+
+static __always_inline void maglev_count_fwd(__u32 vip_id, __u32 be_idx, __u64 bytes, int new_flow)
+{
+	struct maglev_vip_stats *vs = bpf_map_lookup_elem(&maglev_vipstat, &vip_id);
+	struct maglev_backend_stats *bs = bpf_map_lookup_elem(&maglev_bestat, &be_idx);
+
+	if (vs) {
+		vs->packets++;
+		vs->bytes += bytes;
+		vs->new_flows += new_flow;
+	}
+	if (bs) {
+		bs->packets++;
+		bs->bytes += bytes;
+	}
+}
+
+#endif /* MAGLEV_XDP_COUNTERS_H */

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Encapsulation toward the backend: IPIP in the four family combinations
+ * (the outer family is the backend's, the inner the client's) or GUE (outer
+ * IP + UDP + 4-byte GUE v0 header + inner IP). The frame keeps its VLAN
+ * tags and leaves by XDP_TX to the configured next hop.
+ *
+ * Outer header fields (docs/datapath.md has the byte layout):
+ *   IPv4: tos = inner DSCP/ECN, id 0, DF, ttl 64, source = src4 prefix with
+ *         the host bits taken from the flow fold (below), checksum computed.
+ *   IPv6: traffic class = inner DSCP/ECN, flow label = fold & 0xfffff,
+ *         hop limit 64, source = src6 prefix, low 32 host bits from the fold.
+ *   GUE:  UDP source 0x8000 | (fold & 0x7fff), destination the VIP's
+ *         gue_port, checksum 0 (RFC 6935 allows it for tunnels; our decap
+ *         does not check it), GUE version 0, hlen 0, proto = 4 or 41.
+ *   The inner TTL / hop limit is decremented (RFC 2003 3.1).
+ */
+#ifndef MAGLEV_XDP_ENCAP_H
+#define MAGLEV_XDP_ENCAP_H
+
+#include "xdp_consts.h"
+#include "xdp_parse.h"
+#include "xdp_counters.h"
+
+/* Per-flow 32-bit value for the outer source address and UDP source port:
+ * cheap (no SipHash on the established path) and stable for a flow, so the
+ * backend's RSS keeps a flow on one queue and spreads different flows.
+ * murmur3's fmix32 over the client address words and ports, as loaded.
+ */
+static __always_inline __u32 maglev_flow_fold(const struct maglev_flow_key *k)
+{
+	__u32 x = k->src[0] ^ k->src[1] ^ k->src[2] ^ k->src[3] ^
+		  (((__u32)k->sport << 16) | k->dport);
+
+	x ^= x >> 16;
+	x *= 0x85ebca6b;
+	x ^= x >> 13;
+	x *= 0xc2b2ae35;
+	x ^= x >> 16;
+	return x;
+}
+
+/* Network-order mask of the host bits of a prefix length within one word. */
+static __always_inline __u32 maglev_host_mask(__u32 plen)
+{
+	if (plen >= 32)
+		return 0;
+	return bpf_htonl(0xffffffffU >> plen);
+}
+
+static __always_inline __u32 maglev_outer_src4(const struct maglev_config *cfg, __u32 fold)
+{
+	__u32 m = maglev_host_mask(cfg->src4_plen);
+
+	return (cfg->src4_prefix & ~m) | (bpf_htonl(fold) & m);
+}
+
+static __always_inline void maglev_outer_src6(const struct maglev_config *cfg, __u32 fold,
+					      __u32 *src)
+{
+	__u32 plen = cfg->src6_plen;
+	__u32 m = plen >= 96 ? maglev_host_mask(plen - 96) : 0xffffffffU;
+
+	src[0] = cfg->src6_prefix[0];
+	src[1] = cfg->src6_prefix[1];
+	src[2] = cfg->src6_prefix[2];
+	src[3] = (cfg->src6_prefix[3] & ~m) | (bpf_htonl(fold) & m);
+}
+
+/* Decrement the inner TTL / hop limit in place (before the head moves). */
+static __always_inline int maglev_dec_ttl(struct xdp_md *ctx, const struct maglev_pkt *pkt)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 vb = maglev_vlan_bytes(pkt->l2_len);
+
+	if (pkt->key.family == MAGLEV_AF_INET) {
+		struct iphdr *iph = data + ETH_HLEN + vb;
+		__u32 check;
+
+		if ((void *)(iph + 1) > data_end)
+			return -1;
+		/* RFC 1624 incremental update, as ip_decrease_ttl() does. */
+		check = iph->check;
+		check += bpf_htons(0x0100);
+		iph->check = (__u16)(check + (check >= 0xffff));
+		iph->ttl--;
+	} else {
+		struct ipv6hdr *ip6 = data + ETH_HLEN + vb;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return -1;
+		ip6->hop_limit--;
+	}
+	return 0;
+}
+
+/*
+ * Prepend the outer headers. Returns the XDP action (counted). The caller
+ * has checked TTL and MTU.
+ */
+static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_pkt *pkt,
+					const struct maglev_backend *be, __u8 encap, __u16 gue_port,
+					const struct maglev_config *cfg, __u32 reason)
+{
+	int outer6 = be->family == MAGLEV_AF_INET6;
+	int gue = encap == MAGLEV_ENCAP_GUE;
+	__u32 over = (outer6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+		     (gue ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0);
+	__u8 inner_proto = pkt->key.family == MAGLEV_AF_INET ? IPPROTO_IPIP : IPPROTO_IPV6;
+	__u32 fold = maglev_flow_fold(&pkt->key);
+	__u32 vb = maglev_vlan_bytes(pkt->l2_len), t1, t2;
+	void *data, *data_end, *old, *l3;
+	struct ethhdr *eth;
+	__u32 saddr, daddr, sum;
+	__u16 w0, w1, w4;
+	__be16 *etype;
+	void *next;
+
+	if (maglev_dec_ttl(ctx, pkt))
+		return MAGLEV_DROP(DROP_ADJUST);
+	if (bpf_xdp_adjust_head(ctx, -(int)over))
+		return MAGLEV_DROP(DROP_ADJUST);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (over > 52)
+		return MAGLEV_DROP(DROP_ADJUST);
+	old = data + over;
+	/* Every frame here has at least 22 bytes past the old L2 start. */
+	if (old + 22 > data_end)
+		return MAGLEV_DROP(DROP_ADJUST);
+	t1 = *(__u32 *)(old + 12);
+	t2 = *(__u32 *)(old + 16);
+	eth = data;
+	if ((void *)(eth + 1) > data_end)
+		return MAGLEV_DROP(DROP_ADJUST);
+	__builtin_memcpy(eth->h_dest, cfg->nexthop_mac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, cfg->src_mac, ETH_ALEN);
+	/* VLAN tags (TPID + TCI) move with the MAC header. */
+	if (vb >= 4)
+		*(__u32 *)(data + 12) = t1;
+	if (vb >= 8)
+		*(__u32 *)(data + 16) = t2;
+
+	etype = data + 12 + vb;
+	if ((void *)(etype + 1) > data_end)
+		return MAGLEV_DROP(DROP_ADJUST);
+	*etype = outer6 ? bpf_htons(ETH_P_IPV6) : bpf_htons(ETH_P_IP);
+	l3 = data + ETH_HLEN + vb;
+	if (outer6) {
+		struct ipv6hdr *o = l3;
+
+		if ((void *)(o + 1) > data_end)
+			return MAGLEV_DROP(DROP_ADJUST);
+		*(__be32 *)o = bpf_htonl(0x60000000U | ((__u32)pkt->tos << 20) | (fold & 0xfffff));
+		o->payload_len = bpf_htons(pkt->l3_len + over - sizeof(*o));
+		o->nexthdr = gue ? IPPROTO_UDP : inner_proto;
+		o->hop_limit = MAGLEV_OUTER_TTL;
+		maglev_outer_src6(cfg, fold, (__u32 *)&o->saddr);
+		__builtin_memcpy(&o->daddr, be->addr, 16);
+		next = o + 1;
+	} else {
+		struct iphdr *o = l3;
+
+		if ((void *)(o + 1) > data_end)
+			return MAGLEV_DROP(DROP_ADJUST);
+		/* Sum the header from registers: reading back the fields
+		 * just stored in pieces stalls store forwarding.
+		 */
+		w0 = bpf_htons(0x4500 | pkt->tos);
+		w1 = bpf_htons(pkt->l3_len + over);
+		w4 = bpf_htons((MAGLEV_OUTER_TTL << 8) | (gue ? IPPROTO_UDP : inner_proto));
+		saddr = maglev_outer_src4(cfg, fold);
+		daddr = be->addr[0];
+		sum = w0 + w1 + bpf_htons(MAGLEV_IP_DF) + w4 + (saddr & 0xffff) + (saddr >> 16) +
+		      (daddr & 0xffff) + (daddr >> 16);
+		*(__u16 *)o = w0;
+		o->tot_len = w1;
+		*(__u32 *)&o->id = bpf_htonl(MAGLEV_IP_DF); /* id 0, DF */
+		*(__u16 *)&o->ttl = w4;
+		o->check = maglev_csum_fold(sum);
+		o->saddr = saddr;
+		o->daddr = daddr;
+		next = o + 1;
+	}
+	if (gue) {
+		struct udphdr *uh = next;
+		struct maglev_gue_hdr *gh = next + sizeof(*uh);
+
+		if ((void *)(gh + 1) > data_end)
+			return MAGLEV_DROP(DROP_ADJUST);
+		uh->source = bpf_htons(0x8000 | (fold & 0x7fff));
+		uh->dest = gue_port;
+		uh->len = bpf_htons(pkt->l3_len + sizeof(*uh) + MAGLEV_GUE_HLEN);
+		uh->check = 0;
+		gh->ver_c_hlen = 0;
+		gh->proto = inner_proto;
+		gh->flags = 0;
+	}
+	return maglev_verdict(reason, XDP_TX);
+}
+
+#endif /* MAGLEV_XDP_ENCAP_H */

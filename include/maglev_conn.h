@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Connection table layout, shared by the XDP program (bpf/) and the datapath
+ * library (userspace/lib/datapath.c); nobody else reads the table directly
+ * (maglev_dp_conn_lookup / _delete / _flush are the API).
+ *
+ * The table is a set-associative array: an ARRAY map of buckets, each
+ * holding MAGLEV_CONN_WAYS flows. Every lookup, insert and refresh is an
+ * array access that the verifier inlines: no helper call, no kernel
+ * function, no lock. A flow lives in bucket (hash & mask); its way is found
+ * by a 32-bit tag and then the full key. Replacement is second chance (the
+ * kernel LRU's own ref-bit idea) within the bucket: an empty way first, else
+ * the first way not used since the last scan.
+ *
+ * The table is shared by all CPUs without locks. Two CPUs writing the same
+ * way at once (two new flows in one bucket in the same instant) could leave
+ * a torn slot; every slot therefore carries a check word over its hash and
+ * value, and a reader takes a slot only if the check matches: a torn slot is
+ * a miss (the flow is re-picked and re-recorded), never a wrong backend.
+ */
+#ifndef MAGLEV_CONN_H
+#define MAGLEV_CONN_H
+
+#include <linux/types.h>
+#include "maglev_maps.h"
+
+#define MAGLEV_CONN_WAYS 4
+
+/* The key is read as 32-bit words: tell the compiler they alias it. */
+typedef __u32 __attribute__((__may_alias__)) maglev_conn_word;
+
+struct maglev_conn_slot {
+	struct maglev_flow_key key;
+	struct maglev_conn conn; /* last_seen_ns: UDP only, not in check */
+	__u32 vip_id;
+	__u32 vip_gen; /* VIP generation when vip_id/encap/gue_port were cached */
+	__u8 encap;
+	__u8 pad;
+	__u16 gue_port;
+	__u32 check; /* maglev_conn_check() */
+};
+
+struct maglev_conn_bucket {
+	__u32 tag[MAGLEV_CONN_WAYS]; /* 0: empty way */
+	__u8 ref[MAGLEV_CONN_WAYS];  /* used since the last replacement scan */
+	__u32 pad;
+	struct maglev_conn_slot slot[MAGLEV_CONN_WAYS];
+};
+
+/* Value of the one-element maglev_connkey map, written by the library. */
+struct maglev_conn_params {
+	__u64 seed; /* random, chosen when the table is created */
+	__u32 mask; /* buckets - 1 (power of two) */
+	__u32 pad;
+};
+
+/*
+ * Keyed 64-bit hash of a flow key: bucket from the low bits, tag from the
+ * high. Multiply / xor-shift rounds over the ten key words; not
+ * cryptographic (like the kernel hash table's seeded jhash), the seed only
+ * keeps bucket placement unpredictable.
+ */
+static inline __u64 maglev_conn_hash(const struct maglev_flow_key *k, __u64 seed)
+{
+	const maglev_conn_word *w = (const maglev_conn_word *)k;
+	__u64 h = seed;
+	int i;
+
+#ifdef __clang__
+#pragma unroll
+#endif
+	for (i = 0; i < 10; i += 2) {
+		h ^= (__u64)w[i] | (__u64)w[i + 1] << 32;
+		h *= 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 32;
+	}
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 29;
+	return h;
+}
+
+static inline __u32 maglev_conn_tag(__u64 h)
+{
+	return (__u32)(h >> 32) | 1;
+}
+
+/* Check word of a slot: the key's hash and every field a reader uses. */
+static inline __u32 maglev_conn_check(__u64 h, const struct maglev_conn_slot *s)
+{
+	__u64 x = h ^ ((__u64)s->conn.backend_idx << 32 | s->conn.backend_gen);
+
+	x *= 0x9e3779b97f4a7c15ULL;
+	x ^= (__u64)s->vip_id << 32 | s->vip_gen;
+	x ^= (__u64)s->encap << 16 | s->gue_port;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	return (__u32)(x >> 32);
+}
+
+static inline int maglev_conn_key_eq(const struct maglev_flow_key *a,
+				     const struct maglev_flow_key *b)
+{
+	const maglev_conn_word *x = (const maglev_conn_word *)a, *y = (const maglev_conn_word *)b;
+
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]) |
+		(x[5] ^ y[5]) | (x[6] ^ y[6]) | (x[7] ^ y[7]) | (x[8] ^ y[8]) | (x[9] ^ y[9])) == 0;
+}
+
+#endif /* MAGLEV_CONN_H */

@@ -1,0 +1,15 @@
+# maglevd + maglevctl tests against a real daemon with XDP attached to a veth
+# pair in namespaces the tests create (see selftests/daemon/lib.sh).
+TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
+	selftests/daemon/daemon_health.sh selftests/daemon/daemon_health_encap.sh \
+	selftests/daemon/daemon_state.sh
+# The mirror into the slow-path module: needs the module, so the 6.1 VM only.
+VM_TESTS += selftests/daemon/daemon_slowpath.sh
+
+DAEMON_TEST_DIR := $(BUILD)/selftests/daemon
+ALL_TARGETS += $(DAEMON_TEST_DIR)/slowpath_query
+
+$(DAEMON_TEST_DIR)/slowpath_query: selftests/daemon/slowpath_query.c userspace/lib/slowpath_nl.c \
+		userspace/lib/ctl_proto.c userspace/lib/slowpath_nl.h userspace/lib/ctl_proto.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< userspace/lib/slowpath_nl.c userspace/lib/ctl_proto.c -lmnl -ljson-c

@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# maglevd mirrors its VIPs, backends and tables into the slow-path kernel
+# module (runs in the 6.1 VM, where the module is loaded): the module holds
+# each VIP with the XDP table's generation, picks the same backend as the
+# live XDP table for every flow, forgets deleted VIPs, and gets everything
+# again from a daemon restarted after SIGKILL.
+. "$(dirname "$0")/lib.sh"
+
+[ -d /sys/module/maglev_slowpath ] || skip_all "slow-path module not loaded (runs in the VM)"
+QUERY=$ROOT/build/selftests/daemon/slowpath_query
+[ -x "$QUERY" ] || skip_all "build/selftests/daemon/slowpath_query missing"
+setup_net || skip_all "cannot create namespaces/veth"
+write_conf
+start_daemon || { nok "maglevd starts"; t_done; }
+ok "maglevd starts"
+q() { lbx "$QUERY" "$@"; }
+
+V=192.0.2.10:80/tcp
+ctl vip add $V
+for i in 1 2 3; do ctl backend add $V 198.51.100.$i; done
+ctl vip add '[2001:db8::10]:443/tcp' --encap gue
+ctl backend add '[2001:db8::10]:443/tcp' 2001:db8::5
+gen=$(ctl -j table $V | jq .table_gen)
+check "module holds the VIP with the XDP table's generation ($gen)" \
+	bash -c "ip netns exec $NS_LB $QUERY vips | grep -qx '$V $gen'"
+check "module holds the IPv6 GUE VIP with a table" \
+	bash -c "ip netns exec $NS_LB $QUERY vips | grep -q '^\[2001:db8::10\]:443/tcp [0-9]'"
+
+agree() {
+	local n=0 p want got
+	for p in $(seq 40000 40019); do
+		want=$(ctl -j lookup $V 203.0.113.9:$p | jq -r .table_backend)
+		want=$(ctl -j backend list $V | jq -r --arg b "$want" '.backends[] | select(.backend == $b) | .index')
+		got=$(q lookup $V 203.0.113.9:$p | cut -d' ' -f1)
+		[ "$want" = "$got" ] && n=$((n + 1))
+	done
+	echo $n
+}
+check "module and XDP table pick the same backend for 20 flows" [ "$(agree)" -eq 20 ]
+check "metrics: maglevd_slowpath_in_sync 1" \
+	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -qx 'maglevd_slowpath_in_sync 1'"
+check "stats -j shows the module's counters" \
+	bash -c "ip netns exec $NS_LB $MAGLEVCTL -j stats | jq -e '(.slowpath.forwarded | type) == \"number\" and (.slowpath | has(\"drop_no_route\"))' >/dev/null"
+check "stats shows the slow-path block" \
+	bash -c "ip netns exec $NS_LB $MAGLEVCTL stats | grep -q 'slow path (kernel module):'"
+check "metrics export the module's counters" \
+	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -q '^maglev_slowpath_events_total{event=\"forwarded\"} [0-9]'"
+ctl backend set $V 198.51.100.2 --drain
+check "after a drain the module gets the new table (generation +1)" \
+	bash -c "[ \$(ip netns exec $NS_LB $QUERY vips | grep '^$V ' | cut -d' ' -f2) -eq $((gen + 1)) ]"
+check "module picks still agree after the change" [ "$(agree)" -eq 20 ]
+ctl vip del '[2001:db8::10]:443/tcp'
+check "a deleted VIP leaves the module" bash -c "! ip netns exec $NS_LB $QUERY vips | grep -q 2001:db8::10"
+
+# A restarted daemon pushes everything again (and bumps the generation).
+kill9_daemon
+start_daemon
+check "after SIGKILL and restart the module is in sync again" \
+	bash -c "for i in \$(seq 30); do ip netns exec $NS_LB $QUERY vips | grep -q '^$V [0-9]' && exit 0; sleep 0.2; done; exit 1"
+check "module picks agree with the restarted daemon's table" [ "$(agree)" -eq 20 ]
+stop_daemon
+t_done

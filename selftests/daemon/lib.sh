@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# shellcheck shell=bash
+# Shared set-up of the maglevd tests: a load-balancer namespace and a client
+# namespace joined by a veth pair, the XDP program attached for real to the
+# balancer's end, a daemon with its own pin dir, socket, state file and
+# metrics port, TAP output helpers, and cleanup on any exit.
+#
+#   client ns: c0 203.0.113.2/24 ----- lb ns: lb0 203.0.113.1/24 (XDP)
+#
+# The balancer's next hop is c0's MAC, so what it forwards comes back to the
+# client namespace, where selftests/daemon/pktio.py sees it.
+
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+MAGLEVD=$ROOT/build/maglevd
+MAGLEVCTL=$ROOT/build/maglevctl
+PKTIO=$ROOT/selftests/daemon/pktio.py
+XDP_PASS=$ROOT/build/tools/xdp_pass.bpf.o
+
+T_N=0
+T_FAIL=0
+ok() {
+	T_N=$((T_N + 1))
+	echo "ok $T_N $*"
+}
+nok() {
+	T_N=$((T_N + 1))
+	T_FAIL=$((T_FAIL + 1))
+	echo "not ok $T_N $*"
+}
+# check NAME CMD...: one test line from a command's status.
+check() {
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else nok "$name"; fi
+}
+diag() { echo "# $*"; }
+t_done() {
+	echo "1..$T_N"
+	[ "$T_FAIL" -eq 0 ]
+	exit $?
+}
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 4
+}
+
+[ "$(id -u)" = 0 ] || skip_all "needs root"
+[ -x "$MAGLEVD" ] && [ -x "$MAGLEVCTL" ] && [ -f "$XDP_PASS" ] ||
+	skip_all "build/maglevd, build/maglevctl or build/tools/xdp_pass.bpf.o missing"
+mountpoint -q /sys/fs/bpf || skip_all "bpffs not mounted on /sys/fs/bpf"
+
+ID="$$-$RANDOM"
+NS_LB="mglb-$ID"
+NS_CL="mgcl-$ID"
+PIN="/sys/fs/bpf/maglev-test-$ID"
+TDIR=$(mktemp -d /tmp/maglevd-test.XXXXXX)
+CONF=$TDIR/maglevd.conf
+SOCK=$TDIR/maglevd.sock
+STATE=$TDIR/state.json
+DLOG=$TDIR/maglevd.log
+METRICS_PORT=$((20000 + RANDOM % 20000))
+DPID=
+export MAGLEV_SOCKET=$SOCK
+
+cleanup() {
+	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
+	[ -n "${EXTRA_PIDS:-}" ] && kill -9 $EXTRA_PIDS 2>/dev/null
+	ip netns del "$NS_LB" 2>/dev/null
+	ip netns del "$NS_CL" 2>/dev/null
+	rm -rf "$PIN"
+	if [ "${KEEP_LOG:-0}" = 1 ]; then echo "# log kept in $TDIR"; else rm -rf "$TDIR"; fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# jqt EXPR [FILE]: true only for exactly one JSON value for which EXPR holds.
+# Not "jq -e": jq 1.6 (Debian 12) exits 0 on empty input, so a missing answer
+# or an empty file would pass.
+jqt() { jq -e -s "length == 1 and (.[0] | $1)" "${@:2}"; }
+export -f jqt
+
+lbx() { ip netns exec "$NS_LB" "$@"; }
+clx() { ip netns exec "$NS_CL" "$@"; }
+ctl() { "$MAGLEVCTL" "$@"; }
+
+setup_net() {
+	ip netns add "$NS_LB" && ip netns add "$NS_CL" || return 1
+	ip link add lb0 netns "$NS_LB" type veth peer name c0 netns "$NS_CL" || return 1
+	for ns in "$NS_LB" "$NS_CL"; do
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+		ip netns exec "$ns" ip link set lo up
+	done
+	lbx ip addr add 203.0.113.1/24 dev lb0
+	clx ip addr add 203.0.113.2/24 dev c0
+	lbx ip link set lb0 up
+	clx ip link set c0 up
+	# The veth driver delivers XDP_TX frames only to a peer that runs an XDP
+	# program itself: c0 gets one that passes everything.
+	clx ethtool -K c0 gro on >/dev/null 2>&1
+	clx ip link set dev c0 xdpdrv obj "$XDP_PASS" sec xdp || return 1
+	LB_MAC=$(lbx cat /sys/class/net/lb0/address)
+	CL_MAC=$(clx cat /sys/class/net/c0/address)
+	# Static neighbours: no ARP traffic to muddle packet counts.
+	lbx ip neigh replace 203.0.113.2 lladdr "$CL_MAC" dev lb0 nud permanent
+	clx ip neigh replace 203.0.113.1 lladdr "$LB_MAC" dev c0 nud permanent
+	clx ip route add 192.0.2.0/24 via 203.0.113.1 dev c0
+	# The balancer's default route: what nexthop_mac auto resolves.
+	lbx ip route add default via 203.0.113.2 dev lb0
+}
+
+# write_conf [extra lines...]
+write_conf() {
+	{
+		echo "# maglevd test configuration"
+		echo "interface lb0"
+		echo "xdp_mode native"
+		echo "seed 0123456789abcdef0123456789abcdef"
+		echo "nexthop_mac auto"
+		echo "src4_prefix 203.0.113.0/24"
+		echo "pin_dir $PIN"
+		echo "state_file $STATE"
+		echo "control_socket $SOCK"
+		echo "metrics_listen 127.0.0.1:$METRICS_PORT"
+		echo "health_check none"
+		echo "udp_idle_timeout_ms 60000"
+		for l in "$@"; do echo "$l"; done
+	} >"$CONF"
+}
+
+# start_daemon: run maglevd in the balancer namespace, wait for its socket.
+# nsenter switches only the network namespace: "ip netns exec" would also
+# remount /sys and hide the bpffs at /sys/fs/bpf, where the pins live.
+start_daemon() {
+	nsenter --net="/run/netns/$NS_LB" "$MAGLEVD" -c "$CONF" >>"$DLOG" 2>&1 &
+	DPID=$!
+	local i
+	for i in $(seq 100); do
+		if ctl status >/dev/null 2>&1; then return 0; fi
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	diag "maglevd did not come up; log:"
+	sed 's/^/# /' "$DLOG"
+	return 1
+}
+
+stop_daemon() {
+	[ -n "$DPID" ] || return 0
+	kill -TERM "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	DPID=
+}
+
+kill9_daemon() {
+	kill -9 "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	DPID=
+}
+
+# pktio ARGS...: flows from the client namespace; JSON summary on stdout.
+pktio() {
+	clx python3 "$PKTIO" --ifname c0 --src 203.0.113.2 "$@"
+}
+
+# A snapshot of everything a rejected request must leave alone.
+snapshot() {
+	{
+		ctl -j save | jq -S .vips
+		for v in $(ctl -j vip list | jq -r '.vips[].vip'); do
+			ctl -j table "$v" | jq -S '[.backends[] | {backend, slots}], .table_gen'
+			ctl -j backend list "$v" | jq -S '[.backends[] | {backend, dp_flags, index, gen}]'
+		done
+		jq -S . "$STATE"
+	} 2>&1
+}

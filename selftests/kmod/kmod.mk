@@ -1,0 +1,26 @@
+# Tests of the slow-path kernel module. They need the module loaded, so they
+# run only inside the 6.1 VM (scripts/vm-run), not on the host.
+KMOD_TEST_DIR := $(BUILD)/selftests/kmod
+KMOD_TESTS := $(KMOD_TEST_DIR)/kmod_netlink $(KMOD_TEST_DIR)/kmod_forward \
+	$(KMOD_TEST_DIR)/kmod_xdp_diff $(KMOD_TEST_DIR)/kmod_unload
+KMOD_TEST_DEPS := selftests/kmod/kmod_util.h selftests/kmod/kmod_pkt.h \
+	userspace/lib/slowpath_nl.c userspace/lib/slowpath_nl.h \
+	include/maglev_genl.h include/maglev_hash.h include/maglev_maps.h $(KSELFTEST_H)
+
+$(KMOD_TEST_DIR)/%: selftests/kmod/%.c $(KMOD_TEST_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(SELFTEST_CFLAGS) -o $@ $< userspace/lib/slowpath_nl.c -lmnl -lpthread
+
+# Module against XDP program: uses the XDP tests' fixture and the datapath
+# library (libmaglev.a, which also holds slowpath_nl.o).
+$(KMOD_TEST_DIR)/kmod_xdp_diff: selftests/kmod/kmod_xdp_diff.c $(KMOD_TEST_DEPS) \
+		selftests/xdp/fixture.h selftests/xdp/pkt.h $(BUILD)/libmaglev.a
+	@mkdir -p $(@D)
+	$(CC) $(SELFTEST_CFLAGS) -Iselftests/xdp -o $@ $< $(BUILD)/libmaglev.a \
+		-lbpf -lelf -lz -lmnl -lpthread
+
+ALL_TARGETS += $(KMOD_TESTS)
+VM_TESTS += $(KMOD_TESTS)
+
+# vm-run's clean-up of a failed initramfs build: a host-side test.
+TESTS += selftests/kmod/vm_run_cleanup

@@ -1,0 +1,14 @@
+# selftests/xdp: the XDP balancer and decap programs driven with
+# BPF_PROG_TEST_RUN, output compared byte for byte with packets built here.
+XDP_TEST_NAMES := xdp_encap_test xdp_parse_test xdp_icmp_test xdp_conn_test xdp_decap_test xdp_attach_test
+XDP_TEST_BINS := $(XDP_TEST_NAMES:%=$(BUILD)/selftests/xdp/%)
+XDP_TEST_HDRS := selftests/xdp/pkt.h selftests/xdp/fixture.h
+
+ALL_TARGETS += $(XDP_TEST_BINS)
+TESTS += $(XDP_TEST_BINS)
+VM_TESTS += $(XDP_TEST_BINS)
+
+$(BUILD)/selftests/xdp/%: selftests/xdp/%.c $(XDP_TEST_HDRS) $(BUILD)/libmaglev.a \
+		$(BUILD)/maglev_decap.skel.h $(KSELFTEST_H)
+	@mkdir -p $(@D)
+	$(CC) $(SELFTEST_CFLAGS) -o $@ $< $(BUILD)/libmaglev.a -lbpf -lelf -lz -lpthread

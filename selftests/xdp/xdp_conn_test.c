@@ -1,0 +1,672 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Connection table and Maglev pick: persistence across table swaps, SYN
+ * re-picks, unusable backends, UDP idle expiry, the new-flow limit, the
+ * datapath's pick against the userspace library's for 10,000 flows, table
+ * swaps racing with traffic, and the set-associative table itself (bucket
+ * replacement, torn slots, flush).
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include "fixture.h"
+#include "maglev_table.h"
+#include "maglev_conn.h"
+
+#define NBE 8
+
+FIXTURE(conn)
+{
+	struct maglev_dp *dp;
+	int prog;
+	uint8_t be[NBE + 1][16];
+	struct flow f4, f6;
+};
+
+FIXTURE_SETUP(conn)
+{
+	int i;
+
+	self->dp = open_dp(_metadata);
+	self->prog = maglev_dp_prog_fd(self->dp);
+	for (i = 1; i <= NBE; i++) {
+		if (i % 2)
+			v4addr(self->be[i], 192, 0, 2, (uint8_t)(20 + i));
+		else
+			v6addr(self->be[i], 0xb, 20 + i);
+		ASSERT_EQ(0, add_backend(self->dp, i, self->be[i], i % 2 ? P_AF4 : P_AF6));
+	}
+	self->f4.family = P_AF4;
+	v4addr(self->f4.src, 198, 51, 100, 7);
+	v4addr(self->f4.dst, 203, 0, 113, 10);
+	self->f4.sport = 40001;
+	self->f4.dport = 80;
+	self->f4.proto = IPPROTO_TCP;
+	self->f6 = self->f4;
+	self->f6.family = P_AF6;
+	v6addr(self->f6.src, 0xc, 7);
+	v6addr(self->f6.dst, 0xf, 10);
+	ASSERT_EQ(0, add_vip(self->dp, self->f4.dst, P_AF4, 0, IPPROTO_TCP, 1, 0, 0));
+	ASSERT_EQ(0, add_vip(self->dp, self->f4.dst, P_AF4, 0, IPPROTO_UDP, 1, 0, 0));
+	ASSERT_EQ(0, add_vip(self->dp, self->f6.dst, P_AF6, 0, IPPROTO_TCP, 1, 0, 0));
+	ASSERT_EQ(0, add_vip(self->dp, self->f6.dst, P_AF6, 0, IPPROTO_UDP, 1, 0, 0));
+}
+
+FIXTURE_TEARDOWN(conn)
+{
+	maglev_dp_close(self->dp);
+}
+
+/* Backend index a frame was sent to (by outer destination), 0 if none. */
+static int sent_to(FIXTURE_DATA(conn) * self, const struct flow *f, uint8_t flags)
+{
+	struct client_opts co = {.tcp_flags = flags};
+	struct run_result r;
+	uint8_t in[256], dst[16];
+	size_t n;
+	int i;
+
+	n = build_client(in, f, &co);
+	if (run_prog(self->prog, in, n, &r) || r.action != XDP_TX)
+		return 0;
+	outer_dst(&r, 14, dst);
+	for (i = 1; i <= NBE; i++)
+		if (!memcmp(dst, self->be[i], 16))
+			return i;
+	return -1;
+}
+
+#define SYN 0x02
+#define ACK 0x10
+
+static void persistence_case(struct __test_metadata *_metadata, FIXTURE_DATA(conn) * self,
+			     const struct flow *f)
+{
+	struct maglev_flow_key k;
+	struct maglev_conn c;
+	struct flow g = *f;
+
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, f, SYN));
+	flow_key(&k, f);
+	ASSERT_EQ(0, maglev_dp_conn_lookup(self->dp, &k, &c));
+	ASSERT_EQ(3, c.backend_idx);
+
+	ASSERT_EQ(0, fill_table(self->dp, 1, 4));
+	ASSERT_EQ(3, sent_to(self, f, ACK)); /* established: keeps its backend */
+	ASSERT_EQ(3, sent_to(self, f, ACK));
+	g.sport++;
+	ASSERT_EQ(4, sent_to(self, &g, ACK)); /* a new flow follows the new table */
+	ASSERT_EQ(4, sent_to(self, f, SYN));  /* a SYN always takes the Maglev pick */
+	ASSERT_EQ(4, sent_to(self, f, ACK));
+	ASSERT_EQ(0, maglev_dp_conn_lookup(self->dp, &k, &c));
+	ASSERT_EQ(4, c.backend_idx);
+	ASSERT_EQ(3, counter(self->dp, MAGLEV_CTR_CONN_HIT));
+}
+
+TEST_F(conn, persists_across_swap_v4)
+{
+	persistence_case(_metadata, self, &self->f4);
+}
+
+TEST_F(conn, persists_across_swap_v6)
+{
+	persistence_case(_metadata, self, &self->f6);
+}
+
+TEST_F(conn, unusable_backend_repicked)
+{
+	struct maglev_backend b;
+
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+
+	/* Draining: established flows stay. */
+	ASSERT_EQ(0, maglev_dp_backend_get(self->dp, 3, &b));
+	b.flags = MAGLEV_BACKEND_F_DRAIN;
+	ASSERT_EQ(0, maglev_dp_backend_set(self->dp, 3, &b));
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+
+	/* Down: re-picked from the current table. */
+	b.flags = 0;
+	ASSERT_EQ(0, maglev_dp_backend_set(self->dp, 3, &b));
+	ASSERT_EQ(5, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(1, counter(self->dp, MAGLEV_CTR_CONN_REPICK));
+	ASSERT_EQ(5, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(2, counter(self->dp, MAGLEV_CTR_CONN_HIT));
+}
+
+TEST_F(conn, reused_backend_slot_repicked)
+{
+	struct maglev_backend b;
+
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	/* Slot 3 handed to another server: generation bumped, still up. */
+	ASSERT_EQ(0, maglev_dp_backend_get(self->dp, 3, &b));
+	b.gen++;
+	ASSERT_EQ(0, maglev_dp_backend_set(self->dp, 3, &b));
+	ASSERT_EQ(5, sent_to(self, &self->f6, ACK));
+	ASSERT_EQ(1, counter(self->dp, MAGLEV_CTR_CONN_REPICK));
+}
+
+/* The new-flow limit is per CPU: keep every packet of a test on one. */
+static int pin_to_current_cpu(void)
+{
+	cpu_set_t set;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0)
+		return -1;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void set_cfg(struct __test_metadata *_metadata, struct maglev_dp *dp, uint64_t udp_idle,
+		    uint32_t limit)
+{
+	struct maglev_config cfg;
+
+	ASSERT_EQ(0, maglev_dp_get_config(dp, &cfg));
+	cfg.udp_idle_ns = udp_idle;
+	cfg.new_flow_limit = limit;
+	ASSERT_EQ(0, maglev_dp_set_config(dp, &cfg));
+}
+
+TEST_F(conn, udp_idle_expiry)
+{
+	struct flow f = self->f4;
+	int i;
+
+	f.proto = IPPROTO_UDP;
+	set_cfg(_metadata, self->dp, 300 * 1000000ULL, 0);
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &f, 0));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	/* Packets every 100 ms keep the entry alive well past 300 ms. */
+	for (i = 0; i < 6; i++) {
+		usleep(100 * 1000);
+		ASSERT_EQ(3, sent_to(self, &f, 0));
+	}
+	ASSERT_EQ(0, counter(self->dp, MAGLEV_CTR_CONN_EXPIRED));
+	/* Idle longer than 300 ms: re-picked from the current table. */
+	usleep(450 * 1000);
+	ASSERT_EQ(5, sent_to(self, &f, 0));
+	ASSERT_EQ(1, counter(self->dp, MAGLEV_CTR_CONN_EXPIRED));
+	ASSERT_EQ(5, sent_to(self, &f, 0));
+}
+
+TEST_F(conn, tcp_entries_do_not_expire)
+{
+	set_cfg(_metadata, self->dp, 50 * 1000000ULL, 0);
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	usleep(120 * 1000);
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+}
+
+/*
+ * Above new_flow_limit inserts per second (per CPU), new flows are still
+ * forwarded by the Maglev pick but not recorded. The 20 flows take far less
+ * than a second, so at most two windows (2 x 5 inserts) are involved.
+ */
+TEST_F(conn, new_flow_limit_skips_inserts)
+{
+	struct maglev_flow_key k;
+	struct maglev_conn c;
+	struct flow f = self->f4;
+	uint64_t ins, skip;
+	int i, present = 0;
+
+	ASSERT_EQ(0, pin_to_current_cpu());
+	ASSERT_EQ(0, fill_table(self->dp, 1, 7));
+	set_cfg(_metadata, self->dp, 0, 5);
+	for (i = 0; i < 20; i++) {
+		f.sport = (uint16_t)(20000 + i);
+		ASSERT_EQ(7, sent_to(self, &f, SYN));
+	}
+	ins = counter(self->dp, MAGLEV_CTR_CONN_INSERT);
+	skip = counter(self->dp, MAGLEV_CTR_CONN_INSERT_SKIP);
+	for (i = 0; i < 20; i++) {
+		f.sport = (uint16_t)(20000 + i);
+		flow_key(&k, &f);
+		present += !maglev_dp_conn_lookup(self->dp, &k, &c);
+	}
+	ASSERT_EQ(20, ins + skip);
+	ASSERT_GE(10, ins);
+	ASSERT_LE(5, ins);
+	ASSERT_EQ(ins, present);
+	ASSERT_EQ(20, reason_count(self->dp, MAGLEV_REASON_TX_FORWARD));
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static void random_flow(struct flow *f, const struct flow *v4, const struct flow *v6)
+{
+	uint64_t r = rnd();
+	int i;
+
+	*f = r & 1 ? *v6 : *v4;
+	f->proto = r & 2 ? IPPROTO_UDP : IPPROTO_TCP;
+	f->sport = (uint16_t)(r >> 8);
+	f->dport = (uint16_t)(r >> 24);
+	if (f->family == P_AF4) {
+		f->src[2] = (uint8_t)(r >> 40);
+		f->src[3] = (uint8_t)(r >> 48);
+	} else {
+		for (i = 8; i < 16; i++)
+			f->src[i] = (uint8_t)(rnd() >> 3);
+	}
+}
+
+/* Backend specs for backends lo..hi (datapath indices) and their table. */
+static int build_table(FIXTURE_DATA(conn) * self, int lo, int hi, uint32_t *out)
+{
+	struct maglev_backend_spec spec[NBE];
+	struct maglev_seed seed = {MAGLEV_DEFAULT_SEED_K0, MAGLEV_DEFAULT_SEED_K1};
+	struct maglev_err err;
+	uint32_t i;
+	int n = 0, idx, ret;
+
+	memset(spec, 0, sizeof(spec));
+	for (idx = lo; idx <= hi; idx++, n++) {
+		spec[n].family = idx % 2 ? P_AF4 : P_AF6;
+		memcpy(spec[n].addr, self->be[idx], 16);
+		spec[n].weight = 1;
+	}
+	ret = maglev_table_build(&seed, spec, n, MAGLEV_TABLE_SIZE, out, &err);
+	if (ret)
+		return ret;
+	for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
+		out[i] += lo; /* spec index -> datapath backend index */
+	return 0;
+}
+
+static uint32_t user_slot(const struct flow *f)
+{
+	struct maglev_seed seed = {MAGLEV_DEFAULT_SEED_K0, MAGLEV_DEFAULT_SEED_K1};
+	struct maglev_flow_key k;
+	uint64_t h;
+
+	flow_key(&k, f);
+	if (f->family == P_AF4)
+		h = maglev_flow_hash_v4(&seed, k.src[0], k.dst[0], k.sport, k.dport, k.proto);
+	else
+		h = maglev_flow_hash_v6(&seed, k.src, k.dst, k.sport, k.dport, k.proto);
+	return maglev_slot(h, MAGLEV_TABLE_SIZE);
+}
+
+TEST_F(conn, pick_matches_userspace_10000_flows)
+{
+	static uint32_t table[MAGLEV_TABLE_SIZE];
+	int i, seen[NBE + 1] = {0};
+	struct flow f;
+
+	ASSERT_EQ(0, build_table(self, 1, NBE, table));
+	ASSERT_EQ(0, maglev_dp_table_swap(self->dp, 1, table));
+	for (i = 0; i < 10000; i++) {
+		int got, want;
+
+		random_flow(&f, &self->f4, &self->f6);
+		want = (int)table[user_slot(&f)];
+		got = sent_to(self, &f, SYN);
+		if (got != want)
+			TH_LOG("flow %d: datapath %d, userspace %d", i, got, want);
+		ASSERT_EQ(want, got);
+		seen[got]++;
+	}
+	for (i = 1; i <= NBE; i++)
+		ASSERT_LT(800, seen[i]); /* every backend used, roughly evenly */
+}
+
+TEST_F(conn, table_read_back_and_clear)
+{
+	static uint32_t table[MAGLEV_TABLE_SIZE], back[MAGLEV_TABLE_SIZE];
+
+	ASSERT_EQ(0, build_table(self, 1, NBE, table));
+	ASSERT_EQ(0, maglev_dp_table_swap(self->dp, 1, table));
+	ASSERT_EQ(0, maglev_dp_table_read(self->dp, 1, back));
+	ASSERT_EQ(0, memcmp(table, back, sizeof(table)));
+	table[5] = MAGLEV_MAX_BACKENDS;
+	ASSERT_EQ(-EINVAL, maglev_dp_table_swap(self->dp, 1, table));
+	ASSERT_EQ(-EINVAL, maglev_dp_table_swap(self->dp, MAGLEV_MAX_VIPS, back));
+	ASSERT_EQ(0, maglev_dp_table_clear(self->dp, 1));
+	ASSERT_EQ(-ENOENT, maglev_dp_table_read(self->dp, 1, back));
+	ASSERT_EQ(0, sent_to(self, &self->f4, SYN));
+	ASSERT_EQ(1, reason_count(self->dp, MAGLEV_REASON_DROP_NO_TABLE));
+}
+
+struct swapper {
+	struct maglev_dp *dp;
+	const uint32_t *t[2];
+	volatile int stop;
+	long swaps;
+	int err;
+};
+
+static void *swap_loop(void *arg)
+{
+	struct swapper *s = arg;
+
+	while (!s->stop) {
+		int ret = maglev_dp_table_swap(s->dp, 1, s->t[s->swaps & 1]);
+
+		if (ret) {
+			s->err = ret;
+			break;
+		}
+		s->swaps++;
+	}
+	return NULL;
+}
+
+/*
+ * One thread swaps between two tables with disjoint backends while this
+ * one sends new flows: each packet must go to the backend that the old or
+ * the new table holds for its slot, and never be dropped.
+ */
+TEST_F(conn, swap_atomic_under_traffic)
+{
+	static uint32_t ta[MAGLEV_TABLE_SIZE], tb[MAGLEV_TABLE_SIZE];
+	struct swapper s = {.dp = self->dp, .t = {ta, tb}};
+	long from_a = 0, from_b = 0, bad = 0, i;
+	struct timespec t0, t1;
+	pthread_t th;
+	struct flow f;
+
+	ASSERT_EQ(0, build_table(self, 1, NBE / 2, ta));
+	ASSERT_EQ(0, build_table(self, NBE / 2 + 1, NBE, tb));
+	ASSERT_EQ(0, maglev_dp_table_swap(self->dp, 1, ta));
+	ASSERT_EQ(0, pthread_create(&th, NULL, swap_loop, &s));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0;; i++) {
+		uint32_t slot;
+		int got;
+
+		random_flow(&f, &self->f4, &self->f6);
+		slot = user_slot(&f);
+		got = sent_to(self, &f, SYN);
+		if (got > 0 && (uint32_t)got == ta[slot])
+			from_a++;
+		else if (got > 0 && (uint32_t)got == tb[slot])
+			from_b++;
+		else
+			bad++;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		/* Each swap waits for an RCU grace period (about 15 ms here). */
+		if ((i >= 20000 && s.swaps >= 20) ||
+		    (t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec > 3000000000L)
+			break;
+	}
+	s.stop = 1;
+	pthread_join(th, NULL);
+	TH_LOG("%ld packets, %ld swaps: %ld old/new table A, %ld table B, %ld elsewhere", i + 1,
+	       s.swaps, from_a, from_b, bad);
+	ASSERT_EQ(0, s.err);
+	ASSERT_EQ(0, bad);
+	ASSERT_LE(4, s.swaps);
+	ASSERT_LT(0, from_a);
+	ASSERT_LT(0, from_b);
+	ASSERT_EQ(0, reason_count(self->dp, MAGLEV_REASON_DROP_NO_BACKEND));
+	ASSERT_EQ(0, reason_count(self->dp, MAGLEV_REASON_DROP_NO_TABLE));
+}
+
+/* A VIP map change makes established flows look their VIP up again: an
+ * unrelated change keeps the backend, a more specific VIP takes the flow
+ * over, a deleted VIP sends it up the stack.
+ */
+TEST_F(conn, vip_changes_revalidate_established_flows)
+{
+	uint8_t other[16];
+	struct maglev_vip_key k;
+
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 4));
+	v4addr(other, 203, 0, 113, 77);
+	ASSERT_EQ(0, add_vip(self->dp, other, P_AF4, 53, IPPROTO_UDP, 9, 0, 0));
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(2, counter(self->dp, MAGLEV_CTR_CONN_HIT));
+
+	/* An exact-port VIP for the flow's port now owns it. */
+	ASSERT_EQ(0, add_vip(self->dp, self->f4.dst, P_AF4, 80, IPPROTO_TCP, 2, 0, 0));
+	ASSERT_EQ(0, fill_table(self->dp, 2, 5));
+	ASSERT_EQ(5, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(5, sent_to(self, &self->f4, ACK));
+
+	/* Deleted: not a VIP any more, even for the established flow. */
+	vip_key(&k, self->f4.dst, P_AF4, 80, IPPROTO_TCP);
+	ASSERT_EQ(0, maglev_dp_vip_del(self->dp, &k));
+	vip_key(&k, self->f4.dst, P_AF4, 0, IPPROTO_TCP);
+	ASSERT_EQ(0, maglev_dp_vip_del(self->dp, &k));
+	ASSERT_EQ(0, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(1, reason_count(self->dp, MAGLEV_REASON_PASS_NOT_VIP));
+}
+
+/* Several VIPs swapped in one batch: each gets exactly its own table. */
+TEST_F(conn, table_swap_batch)
+{
+	static uint32_t t1[MAGLEV_TABLE_SIZE], t2[MAGLEV_TABLE_SIZE], back[MAGLEV_TABLE_SIZE];
+	const uint32_t *tables[2] = {t1, t2};
+	uint32_t ids[2] = {1, 2}, bad[2] = {1, MAGLEV_MAX_VIPS};
+	uint8_t vip2[16];
+	struct flow f = self->f4;
+
+	ASSERT_EQ(0, build_table(self, 1, NBE / 2, t1));
+	ASSERT_EQ(0, build_table(self, NBE / 2 + 1, NBE, t2));
+	v4addr(vip2, 203, 0, 113, 20);
+	ASSERT_EQ(0, add_vip(self->dp, vip2, P_AF4, 0, IPPROTO_TCP, 2, 0, 0));
+	ASSERT_EQ(0, maglev_dp_table_swap_batch(self->dp, 2, ids, tables));
+	ASSERT_EQ(0, maglev_dp_table_read(self->dp, 1, back));
+	ASSERT_EQ(0, memcmp(t1, back, sizeof(back)));
+	ASSERT_EQ(0, maglev_dp_table_read(self->dp, 2, back));
+	ASSERT_EQ(0, memcmp(t2, back, sizeof(back)));
+	ASSERT_EQ((int)t1[user_slot(&f)], sent_to(self, &f, SYN));
+	memcpy(f.dst, vip2, 16);
+	ASSERT_EQ((int)t2[user_slot(&f)], sent_to(self, &f, SYN));
+	/* A bad VIP id anywhere: nothing installed. */
+	ASSERT_EQ(0, maglev_dp_table_clear(self->dp, 1));
+	ASSERT_EQ(-EINVAL, maglev_dp_table_swap_batch(self->dp, 2, bad, tables));
+	ASSERT_EQ(-ENOENT, maglev_dp_table_read(self->dp, 1, back));
+}
+
+/* A SYN over the new-flow limit must not leave the reused tuple's old entry
+ * in place: the rest of the connection follows the SYN's pick.
+ */
+TEST_F(conn, syn_over_limit_drops_stale_entry)
+{
+	struct maglev_flow_key k;
+	struct maglev_conn c;
+	struct flow g = self->f4;
+
+	ASSERT_EQ(0, pin_to_current_cpu());
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	set_cfg(_metadata, self->dp, 0, 1);
+	g.sport++;
+	ASSERT_EQ(5, sent_to(self, &g, SYN)); /* uses this second's only insert */
+	ASSERT_EQ(5, sent_to(self, &self->f4, SYN));
+	ASSERT_EQ(1, counter(self->dp, MAGLEV_CTR_CONN_INSERT_SKIP));
+	flow_key(&k, &self->f4);
+	ASSERT_EQ(-ENOENT, maglev_dp_conn_lookup(self->dp, &k, &c));
+	ASSERT_EQ(5, sent_to(self, &self->f4, ACK));
+}
+
+/* maglev_dp_conn_delete: the flow's next packet is re-picked. */
+TEST_F(conn, conn_delete_repicks)
+{
+	struct maglev_flow_key k;
+
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	ASSERT_EQ(3, sent_to(self, &self->f6, ACK));
+	flow_key(&k, &self->f6);
+	ASSERT_EQ(0, maglev_dp_conn_delete(self->dp, &k));
+	ASSERT_EQ(-ENOENT, maglev_dp_conn_delete(self->dp, &k));
+	ASSERT_EQ(5, sent_to(self, &self->f6, ACK));
+}
+
+/* Bucket index of a flow, from the table's own seed and mask. */
+static uint32_t bucket_of(struct maglev_dp *dp, const struct flow *f)
+{
+	struct maglev_conn_params p;
+	struct maglev_flow_key k;
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(maglev_dp_map_fd(dp, "maglev_connkey"), &zero, &p))
+		return UINT32_MAX;
+	flow_key(&k, f);
+	return (uint32_t)maglev_conn_hash(&k, p.seed) & p.mask;
+}
+
+/* n flows (source ports from 30000) that share one bucket. */
+static int same_bucket(struct maglev_dp *dp, const struct flow *base, struct flow *out, int n)
+{
+	static uint32_t first[65536];
+	struct flow f = *base;
+	uint32_t b, port;
+	int i, got;
+
+	memset(first, 0xff, sizeof(first));
+	/* The fixture's table has 16384 buckets: 5 of 35000 ports share
+	 * one with near certainty; look for the first bucket reaching n.
+	 */
+	for (port = 30000; port < 65535; port++) {
+		f.sport = (uint16_t)port;
+		b = bucket_of(dp, &f) & 0xffff;
+		if (first[b] == UINT32_MAX)
+			first[b] = 0;
+		if (++first[b] < (uint32_t)n)
+			continue;
+		got = 0;
+		for (i = 30000; i <= (int)port && got < n; i++) {
+			f.sport = (uint16_t)i;
+			if ((bucket_of(dp, &f) & 0xffff) == b)
+				out[got++] = f;
+		}
+		return got == n ? 0 : -1;
+	}
+	return -1;
+}
+
+/*
+ * A full bucket replaces by second chance: the new flow takes the first way
+ * whose flow saw no packet since it was written (or since the last scan);
+ * flows that did keep their entry.
+ */
+TEST_F(conn, bucket_full_replaces_unreferenced_flow)
+{
+	struct maglev_flow_key k;
+	struct maglev_conn c;
+	struct flow f[MAGLEV_CONN_WAYS + 1];
+	int i;
+
+	ASSERT_EQ(0, same_bucket(self->dp, &self->f4, f, MAGLEV_CONN_WAYS + 1));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
+		ASSERT_EQ(3, sent_to(self, &f[i], SYN));
+	/* Every flow but the third sees a second packet. */
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
+		if (i != 2)
+			ASSERT_EQ(3, sent_to(self, &f[i], ACK));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	ASSERT_EQ(5, sent_to(self, &f[MAGLEV_CONN_WAYS], SYN));
+	for (i = 0; i <= MAGLEV_CONN_WAYS; i++) {
+		flow_key(&k, &f[i]);
+		ASSERT_EQ(i == 2 ? -ENOENT : 0, maglev_dp_conn_lookup(self->dp, &k, &c));
+	}
+	/* The evicted flow is re-picked from the current table, the others
+	 * keep their backend.
+	 */
+	ASSERT_EQ(3, sent_to(self, &f[0], ACK));
+	ASSERT_EQ(3, sent_to(self, &f[3], ACK));
+	ASSERT_EQ(5, sent_to(self, &f[2], ACK));
+}
+
+/*
+ * A slot whose check word does not match its contents (what two CPUs
+ * writing one way at the same instant could leave) is a miss: the flow is
+ * re-picked from the current table, never sent to the torn value.
+ */
+TEST_F(conn, torn_slot_is_a_miss)
+{
+	int fd = maglev_dp_map_fd(self->dp, "maglev_conns");
+	struct maglev_conn_bucket *m;
+	struct maglev_flow_key k;
+	struct maglev_conn c;
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info), b;
+	size_t bytes;
+	int w, found = -1;
+	uint64_t miss;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &len));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	bytes = (size_t)info.max_entries * sizeof(*m);
+	bytes = (bytes + 4095) & ~(size_t)4095;
+	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	b = bucket_of(self->dp, &self->f6);
+	ASSERT_GT(info.max_entries, b);
+	flow_key(&k, &self->f6);
+	for (w = 0; w < MAGLEV_CONN_WAYS; w++)
+		if (m[b].tag[w] && maglev_conn_key_eq(&m[b].slot[w].key, &k))
+			found = w;
+	ASSERT_LE(0, found);
+	ASSERT_EQ(3, m[b].slot[found].conn.backend_idx);
+	/* Another backend in the value, the check word left as it was. */
+	m[b].slot[found].conn.backend_idx = 7;
+	munmap(m, bytes);
+	ASSERT_EQ(-ENOENT, maglev_dp_conn_lookup(self->dp, &k, &c));
+	miss = counter(self->dp, MAGLEV_CTR_CONN_MISS);
+	ASSERT_EQ(5, sent_to(self, &self->f6, ACK));
+	ASSERT_EQ(miss + 1, counter(self->dp, MAGLEV_CTR_CONN_MISS));
+	ASSERT_EQ(0, maglev_dp_conn_lookup(self->dp, &k, &c));
+	ASSERT_EQ(5, c.backend_idx);
+}
+
+/* maglev_dp_conn_flush forgets every flow and says how many there were. */
+TEST_F(conn, conn_flush_forgets_all)
+{
+	struct maglev_flow_key k;
+	struct maglev_conn c;
+	struct flow f = self->f4;
+	int i;
+
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	for (i = 0; i < 10; i++) {
+		f.sport = (uint16_t)(50000 + i);
+		ASSERT_EQ(3, sent_to(self, &f, SYN));
+	}
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	ASSERT_EQ(10, maglev_dp_conn_flush(self->dp));
+	ASSERT_EQ(0, maglev_dp_conn_flush(self->dp));
+	for (i = 0; i < 10; i++) {
+		f.sport = (uint16_t)(50000 + i);
+		flow_key(&k, &f);
+		ASSERT_EQ(-ENOENT, maglev_dp_conn_lookup(self->dp, &k, &c));
+		ASSERT_EQ(5, sent_to(self, &f, ACK));
+	}
+}
+
+TEST_HARNESS_MAIN

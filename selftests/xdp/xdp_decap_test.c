@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The backend-side decap program: IPIP in all four family combinations and
+ * GUE are stripped and the inner packet passed up with the frame's MAC
+ * header and VLAN tags; anything else passes untouched.
+ */
+#include "fixture.h"
+#include "maglev_decap.skel.h"
+
+FIXTURE(decap)
+{
+	struct maglev_decap *skel;
+	int prog;
+	struct flow f4, f6;
+};
+
+FIXTURE_SETUP(decap)
+{
+	self->skel = maglev_decap__open_and_load();
+	ASSERT_NE(NULL, self->skel);
+	self->prog = bpf_program__fd(self->skel->progs.maglev_decap);
+	self->f4.family = P_AF4;
+	v4addr(self->f4.src, 198, 51, 100, 7);
+	v4addr(self->f4.dst, 203, 0, 113, 10);
+	self->f4.sport = 40001;
+	self->f4.dport = 80;
+	self->f4.proto = IPPROTO_TCP;
+	self->f6 = self->f4;
+	self->f6.family = P_AF6;
+	v6addr(self->f6.src, 0xc, 7);
+	v6addr(self->f6.dst, 0xf, 10);
+}
+
+FIXTURE_TEARDOWN(decap)
+{
+	maglev_decap__destroy(self->skel);
+}
+
+static uint64_t decap_count(FIXTURE_DATA(decap) * self, uint32_t what)
+{
+	int n = libbpf_num_possible_cpus(), i;
+	uint64_t v[512], sum = 0;
+
+	if (n > 512 ||
+	    bpf_map_lookup_elem(bpf_map__fd(self->skel->maps.maglev_decap_cnt), &what, v))
+		return (uint64_t)-1;
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	return sum;
+}
+
+/* Encapsulated frame as the balancer sends it (built by pkt.h), and the
+ * frame the backend's stack must see: the client's packet, TTL one lower,
+ * behind the encapsulated frame's MAC header and tags.
+ */
+static void roundtrip(struct __test_metadata *_metadata, FIXTURE_DATA(decap) * self,
+		      const struct flow *f, int outer, int gue, uint16_t port, int nvlan)
+{
+	struct client_opts co = {.nvlan = nvlan, .payload = 60};
+	struct encap_want w = {.outer_family = outer, .gue = gue, .gue_port = port, .nvlan = nvlan};
+	uint8_t client[512], enc[600], exp[512];
+	size_t l2 = 14 + 4 * nvlan, n, elen;
+	struct run_result r;
+
+	n = build_client(client, f, &co);
+	v4addr(w.backend, 192, 0, 2, 21);
+	if (outer == P_AF6)
+		v6addr(w.backend, 0xb, 21);
+	memcpy(w.src4, SRC4, 4);
+	w.src4_plen = SRC4_PLEN;
+	memcpy(w.src6, SRC6, 16);
+	w.src6_plen = SRC6_PLEN;
+	elen = build_encap(enc, client, n, f, &w);
+
+	memcpy(exp, enc, l2); /* the frame's MACs and tags */
+	put16(exp + l2 - 2, f->family == P_AF4 ? 0x0800 : 0x86dd);
+	memcpy(exp + l2, client + l2, n - l2);
+	if (f->family == P_AF4) {
+		exp[l2 + 8]--;
+		put16(exp + l2 + 10, 0);
+		put16(exp + l2 + 10, csum_finish(csum_add(0, exp + l2, 20)));
+	} else {
+		exp[l2 + 7]--;
+	}
+	ASSERT_EQ(0, run_prog(self->prog, enc, elen, &r));
+	ASSERT_EQ(XDP_PASS, r.action);
+	ASSERT_BYTES(r.out, r.len, exp, n);
+	ASSERT_EQ(1, decap_count(self, 0));
+}
+
+TEST_F(decap, ipip_4in4)
+{
+	roundtrip(_metadata, self, &self->f4, P_AF4, 0, 0, 0);
+}
+
+TEST_F(decap, ipip_6in6)
+{
+	roundtrip(_metadata, self, &self->f6, P_AF6, 0, 0, 0);
+}
+
+TEST_F(decap, ipip_4in6)
+{
+	roundtrip(_metadata, self, &self->f4, P_AF6, 0, 0, 0);
+}
+
+TEST_F(decap, ipip_6in4)
+{
+	roundtrip(_metadata, self, &self->f6, P_AF4, 0, 0, 0);
+}
+
+TEST_F(decap, gue_4in4_default_port)
+{
+	roundtrip(_metadata, self, &self->f4, P_AF4, 1, MAGLEV_GUE_PORT_DEFAULT, 0);
+}
+
+TEST_F(decap, gue_6in6_vlan)
+{
+	roundtrip(_metadata, self, &self->f6, P_AF6, 1, MAGLEV_GUE_PORT_DEFAULT, 1);
+}
+
+TEST_F(decap, gue_4in6_two_tags)
+{
+	roundtrip(_metadata, self, &self->f4, P_AF6, 1, MAGLEV_GUE_PORT_DEFAULT, 2);
+}
+
+TEST_F(decap, gue_6in4_configured_port)
+{
+	uint16_t cfg[2] = {htons(9000), 0};
+	uint32_t zero = 0;
+
+	ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(self->skel->maps.maglev_decap_cfg), &zero, cfg,
+					 0));
+	roundtrip(_metadata, self, &self->f6, P_AF4, 1, 9000, 0);
+}
+
+/* Not ours: plain TCP, GUE to another port, GUE version 1, IPIP whose
+ * inner version does not match.
+ */
+TEST_F(decap, others_untouched)
+{
+	struct client_opts co = {.payload = 60};
+	struct encap_want w = {.outer_family = P_AF4, .gue = 1, .gue_port = 9999};
+	uint8_t client[512], enc[600];
+	struct run_result r;
+	size_t n, elen;
+
+	n = build_client(client, &self->f4, &co);
+	ASSERT_EQ(0, run_prog(self->prog, client, n, &r));
+	ASSERT_EQ(XDP_PASS, r.action);
+	ASSERT_BYTES(r.out, r.len, client, n);
+
+	v4addr(w.backend, 192, 0, 2, 21);
+	memcpy(w.src4, SRC4, 4);
+	w.src4_plen = SRC4_PLEN;
+	elen = build_encap(enc, client, n, &self->f4, &w);
+	ASSERT_EQ(0, run_prog(self->prog, enc, elen, &r));
+	ASSERT_EQ(XDP_PASS, r.action);
+	ASSERT_BYTES(r.out, r.len, enc, elen);
+
+	w.gue_port = MAGLEV_GUE_PORT_DEFAULT;
+	elen = build_encap(enc, client, n, &self->f4, &w);
+	enc[14 + 20 + 8] = 0x40; /* GUE version 1 */
+	ASSERT_EQ(0, run_prog(self->prog, enc, elen, &r));
+	ASSERT_EQ(XDP_PASS, r.action);
+	ASSERT_BYTES(r.out, r.len, enc, elen);
+
+	w.gue = 0;
+	elen = build_encap(enc, client, n, &self->f4, &w);
+	enc[14 + 9] = 41; /* claims IPv6 inside, holds IPv4 */
+	ASSERT_EQ(0, run_prog(self->prog, enc, elen, &r));
+	ASSERT_EQ(XDP_PASS, r.action);
+	ASSERT_BYTES(r.out, r.len, enc, elen);
+	ASSERT_EQ(0, decap_count(self, 0));
+	ASSERT_EQ(4, decap_count(self, 1));
+}
+
+/* GUE with optional fields (hlen > 0) skips them. */
+TEST_F(decap, gue_with_optional_fields)
+{
+	struct client_opts co = {.payload = 60};
+	struct encap_want w = {
+		.outer_family = P_AF4, .gue = 1, .gue_port = MAGLEV_GUE_PORT_DEFAULT};
+	uint8_t client[512], enc[600], big[600];
+	size_t n, elen, gue = 14 + 20 + 8;
+	struct run_result r;
+
+	n = build_client(client, &self->f4, &co);
+	v4addr(w.backend, 192, 0, 2, 21);
+	memcpy(w.src4, SRC4, 4);
+	w.src4_plen = SRC4_PLEN;
+	elen = build_encap(enc, client, n, &self->f4, &w);
+	/* Two words of private data after the GUE header. */
+	memcpy(big, enc, gue + 4);
+	memset(big + gue + 4, 0xee, 8);
+	memcpy(big + gue + 12, enc + gue + 4, elen - gue - 4);
+	big[gue] = 2;
+	ASSERT_EQ(0, run_prog(self->prog, big, elen + 8, &r));
+	ASSERT_EQ(XDP_PASS, r.action);
+	ASSERT_EQ(n, r.len);
+	ASSERT_EQ(0, memcmp(r.out + 14, enc + gue + 4, n - 14));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Malformed and unusual packets to a VIP: truncated at each header, bad
+ * IHL / lengths / offsets, IPv4 fragments and options, IPv6 extension
+ * chains. Each must end in exactly one reason counter, never be forwarded,
+ * and, when passed to the stack, leave the program unmodified.
+ */
+#include "fixture.h"
+
+FIXTURE(parse)
+{
+	struct maglev_dp *dp;
+	int prog;
+	struct flow f4, f6;
+	uint8_t in[512];
+	size_t n;
+};
+
+FIXTURE_SETUP(parse)
+{
+	uint8_t be[16];
+
+	self->dp = open_dp(_metadata);
+	self->prog = maglev_dp_prog_fd(self->dp);
+	self->f4.family = P_AF4;
+	v4addr(self->f4.src, 198, 51, 100, 7);
+	v4addr(self->f4.dst, 203, 0, 113, 10);
+	self->f4.sport = 40001;
+	self->f4.dport = 80;
+	self->f4.proto = IPPROTO_TCP;
+	self->f6 = self->f4;
+	self->f6.family = P_AF6;
+	v6addr(self->f6.src, 0xc, 7);
+	v6addr(self->f6.dst, 0xf, 10);
+	v4addr(be, 192, 0, 2, 21);
+	ASSERT_EQ(0, add_backend(self->dp, 1, be, P_AF4));
+	ASSERT_EQ(0, add_vip(self->dp, self->f4.dst, P_AF4, 80, IPPROTO_TCP, 1, 0, 0));
+	ASSERT_EQ(0, add_vip(self->dp, self->f4.dst, P_AF4, 80, IPPROTO_UDP, 1, 0, 0));
+	ASSERT_EQ(0, add_vip(self->dp, self->f6.dst, P_AF6, 80, IPPROTO_TCP, 1, 0, 0));
+	ASSERT_EQ(0, add_vip(self->dp, self->f6.dst, P_AF6, 80, IPPROTO_UDP, 1, 0, 0));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 1));
+}
+
+FIXTURE_TEARDOWN(parse)
+{
+	maglev_dp_close(self->dp);
+}
+
+/* Run self->in and require exactly one count of reason, the matching
+ * action, and for XDP_PASS an untouched frame.
+ */
+static void expect_reason(struct __test_metadata *_metadata, FIXTURE_DATA(parse) * self, int reason)
+{
+	uint64_t before[MAGLEV_REASON_MAX], after[MAGLEV_REASON_MAX];
+	uint32_t want = reason >= MAGLEV_REASON_DROP_L2_TRUNC ? XDP_DROP
+			: reason >= MAGLEV_REASON_PASS_NOT_IP ? XDP_PASS
+							      : XDP_TX;
+	struct run_result r;
+	int i;
+
+	ASSERT_EQ(0, maglev_dp_reason_stats(self->dp, before));
+	ASSERT_EQ(0, run_prog(self->prog, self->in, self->n, &r));
+	ASSERT_EQ(0, maglev_dp_reason_stats(self->dp, after));
+	for (i = 0; i < MAGLEV_REASON_MAX; i++) {
+		uint64_t d = after[i] - before[i];
+
+		if (d != (uint64_t)(i == reason))
+			TH_LOG("reason %s moved by %llu (want %s)", maglev_dp_reason_name(i),
+			       (unsigned long long)d, maglev_dp_reason_name(reason));
+		ASSERT_EQ(i == reason, d);
+	}
+	ASSERT_EQ(want, r.action);
+	if (want == XDP_PASS)
+		ASSERT_BYTES(r.out, r.len, self->in, self->n);
+}
+
+static void build(FIXTURE_DATA(parse) * self, int family, uint8_t proto, size_t payload)
+{
+	struct client_opts co = {.payload = payload};
+	struct flow f = family == P_AF4 ? self->f4 : self->f6;
+
+	f.proto = proto;
+	self->n = build_client(self->in, &f, &co);
+}
+
+#define L3   14
+#define L4_4 (L3 + 20)
+#define L4_6 (L3 + 40)
+
+/* Refresh the IPv4 header checksum after a mutation (kept valid so only
+ * the intended field is wrong).
+ */
+static void fix_ip4(uint8_t *ip)
+{
+	put16(ip + 10, 0);
+	put16(ip + 10, csum_finish(csum_add(0, ip, (ip[0] & 0xf) * 4)));
+}
+
+TEST_F(parse, vlan_tag_truncated)
+{
+	build(self, P_AF4, IPPROTO_TCP, 0);
+	put16(self->in + 12, 0x8100);
+	self->n = 16;
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L2_TRUNC);
+}
+
+TEST_F(parse, second_vlan_tag_truncated)
+{
+	struct client_opts co = {.nvlan = 2};
+
+	self->n = build_client(self->in, &self->f4, &co);
+	self->n = 14 + 4 + 2;
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L2_TRUNC);
+}
+
+TEST_F(parse, three_vlan_tags_passed)
+{
+	struct client_opts co = {.nvlan = 2};
+
+	self->n = build_client(self->in, &self->f4, &co);
+	put16(self->in + 20, 0x8100); /* the inner tag's type: a third tag */
+	expect_reason(_metadata, self, MAGLEV_REASON_PASS_VLAN_DEPTH);
+}
+
+TEST_F(parse, ipv4_truncated)
+{
+	build(self, P_AF4, IPPROTO_TCP, 0);
+	self->n = L3 + 19;
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L3_TRUNC);
+}
+
+TEST_F(parse, ipv4_bad_version)
+{
+	build(self, P_AF4, IPPROTO_TCP, 0);
+	self->in[L3] = 0x65;
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L3_BAD);
+}
+
+TEST_F(parse, ipv4_ihl_below_5)
+{
+	build(self, P_AF4, IPPROTO_TCP, 0);
+	self->in[L3] = 0x44;
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L3_BAD);
+}
+
+TEST_F(parse, ipv4_total_length_beyond_frame)
+{
+	build(self, P_AF4, IPPROTO_TCP, 10);
+	put16(self->in + L3 + 2, (uint16_t)(self->n - L3 + 1));
+	fix_ip4(self->in + L3);
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L3_BAD);
+}
+
+TEST_F(parse, ipv4_total_length_below_header)
+{
+	build(self, P_AF4, IPPROTO_TCP, 10);
+	put16(self->in + L3 + 2, 19);
+	fix_ip4(self->in + L3);
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L3_BAD);
+}
+
+TEST_F(parse, ipv4_fragment_mf)
+{
+	build(self, P_AF4, IPPROTO_TCP, 10);
+	put16(self->in + L3 + 6, 0x2000);
+	fix_ip4(self->in + L3);
+	expect_reason(_metadata, self, MAGLEV_REASON_PASS_IP_FRAG);
+}
+
+TEST_F(parse, ipv4_fragment_offset)
+{
+	build(self, P_AF4, IPPROTO_UDP, 10);
+	put16(self->in + L3 + 6, 0x0010);
+	fix_ip4(self->in + L3);
+	expect_reason(_metadata, self, MAGLEV_REASON_PASS_IP_FRAG);
+}
+
+TEST_F(parse, ipv4_options)
+{
+	uint8_t tmp[512];
+
+	/* Insert a 4-byte NOP option block after the 20-byte header. */
+	build(self, P_AF4, IPPROTO_TCP, 10);
+	memcpy(tmp, self->in, self->n);
+	memcpy(self->in + L4_4 + 4, tmp + L4_4, self->n - L4_4);
+	memset(self->in + L4_4, 1, 4);
+	self->n += 4;
+	self->in[L3] = 0x46;
+	put16(self->in + L3 + 2, (uint16_t)(self->n - L3));
+	fix_ip4(self->in + L3);
+	expect_reason(_metadata, self, MAGLEV_REASON_PASS_IP_OPTIONS);
+}
+
+TEST_F(parse, ipv4_other_protocol)
+{
+	build(self, P_AF4, IPPROTO_TCP, 10);
+	self->in[L3 + 9] = 47; /* GRE */
+	fix_ip4(self->in + L3);
+	expect_reason(_metadata, self, MAGLEV_REASON_PASS_L4_PROTO);
+}
+
+TEST_F(parse, tcp_truncated)
+{
+	build(self, P_AF4, IPPROTO_TCP, 0);
+	self->n = L4_4 + 19;
+	put16(self->in + L3 + 2, 20 + 19);
+	fix_ip4(self->in + L3);
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L4_TRUNC);
+}
+
+TEST_F(parse, tcp_doff_below_5)
+{
+	build(self, P_AF4, IPPROTO_TCP, 10);
+	self->in[L4_4 + 12] = 4 << 4;
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L4_BAD);
+}
+
+TEST_F(parse, tcp_doff_beyond_packet)
+{
+	build(self, P_AF4, IPPROTO_TCP, 10);
+	self->in[L4_4 + 12] = 15 << 4;
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L4_BAD);
+}
+
+TEST_F(parse, udp_truncated)
+{
+	build(self, P_AF4, IPPROTO_UDP, 0);
+	self->n = L4_4 + 7;
+	put16(self->in + L3 + 2, 27);
+	fix_ip4(self->in + L3);
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L4_TRUNC);
+}
+
+TEST_F(parse, udp_length_below_8)
+{
+	build(self, P_AF4, IPPROTO_UDP, 10);
+	put16(self->in + L4_4 + 4, 7);
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L4_BAD);
+}
+
+TEST_F(parse, udp_length_beyond_ip)
+{
+	build(self, P_AF4, IPPROTO_UDP, 10);
+	put16(self->in + L4_4 + 4, 19);
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L4_BAD);
+}
+
+TEST_F(parse, ipv6_truncated)
+{
+	build(self, P_AF6, IPPROTO_TCP, 0);
+	self->n = L3 + 39;
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L3_TRUNC);
+}
+
+TEST_F(parse, ipv6_bad_version)
+{
+	build(self, P_AF6, IPPROTO_TCP, 0);
+	self->in[L3] = (self->in[L3] & 0x0f) | 0x40;
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L3_BAD);
+}
+
+TEST_F(parse, ipv6_payload_length_beyond_frame)
+{
+	build(self, P_AF6, IPPROTO_TCP, 10);
+	put16(self->in + L3 + 4, (uint16_t)(self->n - L4_6 + 1));
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L3_BAD);
+}
+
+TEST_F(parse, ipv6_tcp_truncated)
+{
+	build(self, P_AF6, IPPROTO_TCP, 0);
+	self->n = L4_6 + 12;
+	put16(self->in + L3 + 4, 12);
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L4_TRUNC);
+}
+
+TEST_F(parse, ipv6_udp_length_beyond_payload)
+{
+	build(self, P_AF6, IPPROTO_UDP, 4);
+	put16(self->in + L4_6 + 4, 13);
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L4_BAD);
+}
+
+/* Insert extension headers (each given as nh, total bytes) between the
+ * IPv6 header and the TCP segment.
+ */
+static void insert_ext(FIXTURE_DATA(parse) * self, const uint8_t *types, const size_t *lens,
+		       int count)
+{
+	uint8_t seg[512], *p = self->in + L4_6;
+	size_t seglen = self->n - L4_6, total = 0;
+	uint8_t first = self->in[L3 + 6];
+	int i;
+
+	memcpy(seg, p, seglen);
+	for (i = 0; i < count; i++) {
+		memset(p, 0, lens[i]);
+		p[0] = i + 1 < count ? types[i + 1] : first;
+		p[1] = types[i] == 44 ? 0 : (uint8_t)(lens[i] / 8 - 1);
+		p += lens[i];
+		total += lens[i];
+	}
+	memcpy(p, seg, seglen);
+	self->in[L3 + 6] = types[0];
+	self->n += total;
+	put16(self->in + L3 + 4, (uint16_t)(self->n - L4_6));
+}
+
+TEST_F(parse, ipv6_hop_by_hop_passed)
+{
+	const uint8_t t[] = {0};
+	const size_t l[] = {8};
+
+	build(self, P_AF6, IPPROTO_TCP, 10);
+	insert_ext(self, t, l, 1);
+	expect_reason(_metadata, self, MAGLEV_REASON_PASS_IPV6_EXT);
+}
+
+TEST_F(parse, ipv6_routing_then_dstopts_passed)
+{
+	const uint8_t t[] = {43, 60};
+	const size_t l[] = {24, 16};
+
+	build(self, P_AF6, IPPROTO_UDP, 10);
+	insert_ext(self, t, l, 2);
+	expect_reason(_metadata, self, MAGLEV_REASON_PASS_IPV6_EXT);
+}
+
+TEST_F(parse, ipv6_fragment_passed)
+{
+	const uint8_t t[] = {44};
+	const size_t l[] = {8};
+
+	build(self, P_AF6, IPPROTO_TCP, 10);
+	insert_ext(self, t, l, 1);
+	expect_reason(_metadata, self, MAGLEV_REASON_PASS_IPV6_FRAG);
+}
+
+TEST_F(parse, ipv6_fragment_after_dstopts_passed)
+{
+	const uint8_t t[] = {60, 44};
+	const size_t l[] = {8, 8};
+
+	build(self, P_AF6, IPPROTO_TCP, 10);
+	insert_ext(self, t, l, 2);
+	expect_reason(_metadata, self, MAGLEV_REASON_PASS_IPV6_FRAG);
+}
+
+TEST_F(parse, ipv6_long_ext_chain_passed)
+{
+	const uint8_t t[] = {60, 60, 60, 60, 60};
+	const size_t l[] = {8, 8, 8, 8, 8};
+
+	build(self, P_AF6, IPPROTO_TCP, 10);
+	insert_ext(self, t, l, 5);
+	expect_reason(_metadata, self, MAGLEV_REASON_PASS_IPV6_EXT);
+}
+
+TEST_F(parse, ipv6_ext_truncated)
+{
+	build(self, P_AF6, IPPROTO_TCP, 0);
+	self->in[L3 + 6] = 0; /* hop-by-hop, but only 4 bytes follow */
+	self->n = L4_6 + 4;
+	put16(self->in + L3 + 4, 4);
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L3_TRUNC);
+}
+
+TEST_F(parse, ipv6_ext_length_beyond_payload)
+{
+	const uint8_t t[] = {60};
+	const size_t l[] = {8};
+
+	build(self, P_AF6, IPPROTO_TCP, 10);
+	insert_ext(self, t, l, 1);
+	self->in[L4_6 + 1] = 20; /* claims 168 bytes */
+	expect_reason(_metadata, self, MAGLEV_REASON_DROP_L3_BAD);
+}
+
+TEST_F(parse, ipv6_no_next_header)
+{
+	build(self, P_AF6, IPPROTO_TCP, 10);
+	self->in[L3 + 6] = 59;
+	expect_reason(_metadata, self, MAGLEV_REASON_PASS_L4_PROTO);
+}
+
+/* Malformed traffic to a non-VIP address is the stack's business. */
+TEST_F(parse, non_vip_malformed_passed)
+{
+	build(self, P_AF4, IPPROTO_TCP, 10);
+	self->in[L3 + 19] = 99;
+	put16(self->in + L3 + 2, 9999);
+	fix_ip4(self->in + L3);
+	expect_reason(_metadata, self, MAGLEV_REASON_PASS_NOT_VIP);
+}
+
+/* The good frame the mutations start from is forwarded (so each case
+ * above fails because of its mutation alone).
+ */
+TEST_F(parse, unmutated_frames_forwarded)
+{
+	build(self, P_AF4, IPPROTO_TCP, 10);
+	expect_reason(_metadata, self, MAGLEV_REASON_TX_FORWARD);
+	build(self, P_AF4, IPPROTO_UDP, 10);
+	expect_reason(_metadata, self, MAGLEV_REASON_TX_FORWARD);
+	build(self, P_AF6, IPPROTO_TCP, 10);
+	expect_reason(_metadata, self, MAGLEV_REASON_TX_FORWARD);
+	build(self, P_AF6, IPPROTO_UDP, 4);
+	expect_reason(_metadata, self, MAGLEV_REASON_TX_FORWARD);
+}
+
+TEST_HARNESS_MAIN

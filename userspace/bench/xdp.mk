@@ -1,0 +1,8 @@
+# XDP balancer benchmark (make bench): ns/packet per path, see xdp_bench.c.
+ALL_TARGETS += $(BUILD)/bench/xdp_bench
+BENCHES += $(BUILD)/bench/xdp_bench
+
+$(BUILD)/bench/xdp_bench: userspace/bench/xdp_bench.c selftests/xdp/pkt.h $(BUILD)/libmaglev.a \
+		$(BUILD)/maglev_bench.skel.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iselftests/xdp -o $@ $< $(BUILD)/libmaglev.a -lbpf -lelf -lz -ljson-c

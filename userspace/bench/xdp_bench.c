@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * XDP balancer benchmark: ns per packet from BPF_PROG_TEST_RUN with repeat.
+ *
+ * The kernel reruns the program on the same buffer without restoring it, so
+ * each iteration goes through the maglev_bench wrapper (bpf/maglev_bench.bpf.c):
+ * it moves the head back (one bpf_xdp_adjust_head every iteration, also when
+ * nothing moved), rewrites the 80 header bytes, optionally gives the client a
+ * new address, and tail-calls the balancer. The wrapper alone (tail call into
+ * a program that returns XDP_TX) is measured in the same run and reported as
+ * the baseline; "net" figures subtract it. Counter deltas prove that every
+ * iteration took the intended path. docs/datapath.md says what each case
+ * measures.
+ *
+ * Usage: xdp_bench OUT.json
+ * XDP_BENCH_ONLY=substring runs only the cases whose key contains it (and
+ * the baseline), e.g. for perf record.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <json-c/json.h>
+#include "datapath.h"
+#include "maglev_hash.h"
+#include "maglev_table.h"
+#include "maglev_bench.skel.h"
+#include "pkt.h"
+
+#define REPEAT	  1000000
+#define ROUNDS	  7
+/* New-flow rounds: this many distinct flows, inserted into an emptied
+ * table. Far below one CPU's share of the per-CPU LRU (1M entries / CPUs),
+ * so no insert evicts; checked after every round.
+ */
+#define REPEAT_NEW_MAX 200000
+
+/* XDP_BENCH_CONN_SIZE=N: connection-table size (default 1M), to see the
+ * effect of the table's memory footprint.
+ */
+static uint32_t conn_size = MAGLEV_CONN_TABLE_SIZE;
+static uint32_t repeat_new = REPEAT_NEW_MAX;
+#define NBACKENDS 100
+#define FRAME	  128
+
+struct bench_pkt {
+	uint32_t len;
+	uint32_t vary_off;
+	uint8_t data[80];
+};
+
+struct ctx {
+	struct maglev_dp *dp;
+	struct maglev_bench *wrap;
+	int lb_fd, noop_fd;
+	uint64_t evicted; /* new-flow rounds: inserts whose entry was evicted */
+	uint8_t frame[FRAME];
+};
+
+/* What a case must show in the counters for every iteration. */
+struct expect {
+	int reason; /* MAGLEV_REASON_*, -1: none (baseline) */
+	int ctr;    /* MAGLEV_CTR_*, -1: none */
+	int ctr2;
+	int either; /* ctr and ctr2 together moved once per iteration */
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int set_target(struct ctx *c, int prog_fd)
+{
+	uint32_t zero = 0;
+
+	return bpf_map_update_elem(bpf_map__fd(c->wrap->maps.maglev_bench_next), &zero, &prog_fd,
+				   0);
+}
+
+static int set_packet(struct ctx *c, const uint8_t *frame, uint32_t vary_off)
+{
+	struct bench_pkt p = {.len = FRAME, .vary_off = vary_off};
+	uint32_t zero = 0;
+
+	memcpy(p.data, frame, sizeof(p.data));
+	memcpy(c->frame, frame, FRAME);
+	return bpf_map_update_elem(bpf_map__fd(c->wrap->maps.maglev_bench_pkt), &zero, &p, 0);
+}
+
+/* Empty the connection table; returns the number of entries it held. */
+static long conn_flush(struct ctx *c)
+{
+	return maglev_dp_conn_flush(c->dp);
+}
+
+/* Median ns/packet over ROUNDS runs of repeat iterations through prog_fd;
+ * -1 if any iteration did not take the expected path. fresh: empty the
+ * connection table before each round and check after it that it holds one
+ * entry per iteration (every insert a new flow), but for the few evicted by
+ * a full bucket (counted in c->evicted).
+ */
+static double measure(struct ctx *c, int prog_fd, uint32_t want_action, const struct expect *e,
+		      uint64_t *insert_skips, uint32_t repeat, int fresh)
+{
+	uint64_t r0[MAGLEV_REASON_MAX], r1[MAGLEV_REASON_MAX], k0[MAGLEV_CTR_MAX],
+		k1[MAGLEV_CTR_MAX], ns[ROUNDS], total = (uint64_t)repeat * ROUNDS;
+	uint8_t out[FRAME + 64];
+	long held;
+	int i;
+
+	maglev_dp_reason_stats(c->dp, r0);
+	maglev_dp_counter_stats(c->dp, k0);
+	for (i = 0; i < ROUNDS; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = c->frame, .data_size_in = FRAME,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = repeat);
+
+		if (fresh && conn_flush(c) < 0) {
+			fprintf(stderr, "flush connection table: %s\n", strerror(errno));
+			return -1;
+		}
+		if (bpf_prog_test_run_opts(prog_fd, &o) || o.retval != want_action) {
+			fprintf(stderr, "test run failed: %s, action %u\n", strerror(errno),
+				o.retval);
+			return -1;
+		}
+		ns[i] = o.duration;
+		if (fresh) {
+			held = conn_flush(c);
+			/* A set-associative table evicts when a bucket
+			 * overflows, long before it is full: allow 0.1 %.
+			 */
+			if (held > (long)repeat || held < (long)(repeat - repeat / 1000)) {
+				fprintf(stderr,
+					"path check: table holds %ld entries after %u new flows\n",
+					held, repeat);
+				return -1;
+			}
+			c->evicted += repeat - held;
+		}
+	}
+	maglev_dp_reason_stats(c->dp, r1);
+	maglev_dp_counter_stats(c->dp, k1);
+	if (e->reason >= 0 && r1[e->reason] - r0[e->reason] != total) {
+		fprintf(stderr, "path check: %s moved by %llu, want %llu\n",
+			maglev_dp_reason_name(e->reason),
+			(unsigned long long)(r1[e->reason] - r0[e->reason]),
+			(unsigned long long)total);
+		return -1;
+	}
+	if (e->either) {
+		uint64_t d = k1[e->ctr] - k0[e->ctr] + k1[e->ctr2] - k0[e->ctr2];
+
+		if (d != total) {
+			fprintf(stderr, "path check: %s + %s moved by %llu, want %llu\n",
+				maglev_dp_counter_name(e->ctr), maglev_dp_counter_name(e->ctr2),
+				(unsigned long long)d, (unsigned long long)total);
+			return -1;
+		}
+	} else if (e->ctr >= 0 && k1[e->ctr] - k0[e->ctr] != total) {
+		fprintf(stderr, "path check: %s moved by %llu, want %llu\n",
+			maglev_dp_counter_name(e->ctr),
+			(unsigned long long)(k1[e->ctr] - k0[e->ctr]), (unsigned long long)total);
+		return -1;
+	}
+	if (!e->either && e->ctr2 >= 0 && k1[e->ctr2] - k0[e->ctr2] != total) {
+		fprintf(stderr, "path check: %s moved by %llu, want %llu\n",
+			maglev_dp_counter_name(e->ctr2),
+			(unsigned long long)(k1[e->ctr2] - k0[e->ctr2]), (unsigned long long)total);
+		return -1;
+	}
+	if (insert_skips)
+		*insert_skips = k1[MAGLEV_CTR_CONN_INSERT_SKIP] - k0[MAGLEV_CTR_CONN_INSERT_SKIP];
+	qsort(ns, ROUNDS, sizeof(ns[0]), cmp_u64);
+	return (double)ns[ROUNDS / 2];
+}
+
+static void client_flow(struct flow *f, int family)
+{
+	memset(f, 0, sizeof(*f));
+	f->family = family;
+	f->proto = IPPROTO_TCP;
+	f->sport = 40000;
+	f->dport = 80;
+	if (family == P_AF4) {
+		f->src[0] = 198, f->src[1] = 51, f->src[2] = 100, f->src[3] = 7;
+		f->dst[0] = 203, f->dst[1] = 0, f->dst[2] = 113, f->dst[3] = 10;
+	} else {
+		uint8_t s[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x0c, [15] = 7};
+		uint8_t d[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x0f, [15] = 10};
+
+		memcpy(f->src, s, 16);
+		memcpy(f->dst, d, 16);
+	}
+}
+
+static void frame_for(uint8_t *b, const struct flow *f, uint8_t flags)
+{
+	size_t hdr = 14 + (f->family == P_AF4 ? 20 : 40) + 20;
+	struct client_opts co = {.tcp_flags = flags, .payload = FRAME - hdr};
+
+	build_client(b, f, &co);
+}
+
+static int setup(struct ctx *c, char *err, size_t errlen)
+{
+	struct maglev_dp_opts o = {.pin_dir = "", .conn_table_size = conn_size};
+	struct maglev_seed seed = {MAGLEV_DEFAULT_SEED_K0, MAGLEV_DEFAULT_SEED_K1};
+	static uint32_t table[MAGLEV_TABLE_SIZE];
+	struct maglev_backend_spec spec[NBACKENDS];
+	struct maglev_config cfg;
+	struct maglev_err merr;
+	struct flow f;
+	int i, ret, fam;
+
+	ret = maglev_dp_open(&c->dp, &o, err, errlen);
+	if (ret)
+		return ret;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.seed_k0 = seed.k0;
+	cfg.seed_k1 = seed.k1;
+	memcpy(cfg.nexthop_mac, MAC_NEXTHOP, 6);
+	memcpy(cfg.src_mac, MAC_LB, 6);
+	cfg.src4_prefix = htonl(0xc6336480); /* 198.51.100.128/25 */
+	cfg.src4_plen = 25;
+	cfg.src6_prefix[0] = htonl(0x20010db8);
+	cfg.src6_prefix[1] = htonl(0x00050000);
+	cfg.src6_plen = 64;
+	cfg.mtu = 1500;
+	cfg.udp_idle_ns = 30ULL * 1000000000ULL;
+	ret = maglev_dp_set_config(c->dp, &cfg);
+	if (ret)
+		return ret;
+	memset(spec, 0, sizeof(spec));
+	for (i = 0; i < NBACKENDS; i++) {
+		struct maglev_backend b = {.flags = MAGLEV_BACKEND_F_UP};
+
+		/* Half IPv4 (192.0.2.x), half IPv6 (2001:db8:b::x) backends. */
+		spec[i].weight = 1;
+		spec[i].family = i % 2 ? P_AF6 : P_AF4;
+		if (i % 2) {
+			spec[i].addr[0] = htonl(0x20010db8);
+			spec[i].addr[1] = htonl(0x000b0000);
+			spec[i].addr[3] = htonl((uint32_t)i + 1);
+		} else {
+			spec[i].addr[0] = htonl(0xc0000200 | (uint32_t)(i + 1));
+		}
+		b.family = spec[i].family;
+		memcpy(b.addr, spec[i].addr, 16);
+		ret = maglev_dp_backend_set(c->dp, (uint32_t)i + 1, &b);
+		if (ret)
+			return ret;
+	}
+	ret = maglev_table_build(&seed, spec, NBACKENDS, MAGLEV_TABLE_SIZE, table, &merr);
+	if (ret) {
+		snprintf(err, errlen, "table build: %s", merr.msg);
+		return ret;
+	}
+	for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
+		table[i]++;
+	for (fam = 0; fam < 2; fam++) {
+		struct maglev_vip_info info = {.vip_id = (uint32_t)fam, .encap = MAGLEV_ENCAP_IPIP};
+		struct maglev_vip_key k = {.port = htons(80), .proto = IPPROTO_TCP};
+
+		client_flow(&f, fam ? P_AF6 : P_AF4);
+		k.family = (uint8_t)f.family;
+		memcpy(k.addr, f.dst, fam ? 16 : 4);
+		ret = maglev_dp_vip_set(c->dp, &k, &info);
+		if (!ret)
+			ret = maglev_dp_table_swap(c->dp, info.vip_id, table);
+		if (ret)
+			return ret;
+	}
+	c->lb_fd = maglev_dp_prog_fd(c->dp);
+	c->wrap = maglev_bench__open_and_load();
+	if (!c->wrap) {
+		snprintf(err, errlen, "load bench wrapper: %s", strerror(errno));
+		return -errno;
+	}
+	c->noop_fd = bpf_program__fd(c->wrap->progs.maglev_bench_noop);
+	return 0;
+}
+
+static uint32_t verified_insns(int fd)
+{
+	struct bpf_prog_info info = {};
+	uint32_t len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.verified_insns;
+}
+
+static int set_limit(struct ctx *c, uint32_t limit)
+{
+	struct maglev_config cfg;
+	int ret = maglev_dp_get_config(c->dp, &cfg);
+
+	if (ret)
+		return ret;
+	cfg.new_flow_limit = limit;
+	return maglev_dp_set_config(c->dp, &cfg);
+}
+
+struct result {
+	const char *key, *what;
+	double ns;
+};
+
+static double find(const struct result *res, int n, const char *key)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(res[i].key, key))
+			return res[i].ns;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *only = getenv("XDP_BENCH_ONLY");
+	struct ctx c = {0};
+	struct result res[24];
+	struct json_object *js;
+	struct flow f4, f6;
+	uint8_t fr[FRAME];
+	char err[256] = "";
+	double base, ns;
+	uint64_t skips = 0, limited_skips = 0;
+	int n = 0, i, wrap_fd, ret;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s OUT.json\n", argv[0]);
+		return 2;
+	}
+	if (getenv("XDP_BENCH_CONN_SIZE"))
+		conn_size = (uint32_t)strtoul(getenv("XDP_BENCH_CONN_SIZE"), NULL, 0);
+	/* A quarter of one CPU's share of the LRU: no new-flow insert evicts. */
+	if (conn_size / 4 / (uint32_t)libbpf_num_possible_cpus() < repeat_new)
+		repeat_new = conn_size / 4 / (uint32_t)libbpf_num_possible_cpus();
+	ret = setup(&c, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "setup: %s (%s)\n", err[0] ? err : "failed", strerror(-ret));
+		return 1;
+	}
+	wrap_fd = bpf_program__fd(c.wrap->progs.maglev_bench);
+	client_flow(&f4, P_AF4);
+	client_flow(&f6, P_AF6);
+
+#define WANT(KEY) (!only || strstr(KEY, only))
+#define RUN(KEY, WHAT, FD, ACTION, REPEAT_, FRESH, ...)                                  \
+	do {                                                                              \
+		struct expect e_ = {__VA_ARGS__};                                         \
+		ns = measure(&c, FD, ACTION, &e_, &skips, REPEAT_, FRESH);                \
+		if (ns < 0)                                                               \
+			return 1;                                                         \
+		res[n++] = (struct result){KEY, WHAT, ns};                                \
+	} while (0)
+#define WARM() measure(&c, wrap_fd, XDP_TX, &(struct expect){-1, -1, -1, 0}, NULL, REPEAT, 0)
+
+	/* Baseline: the wrapper restoring a frame and tail-calling a no-op. */
+	frame_for(fr, &f4, 0x10);
+	set_packet(&c, fr, 0);
+	set_target(&c, c.noop_fd);
+	RUN("xdp_ns_wrapper_baseline", "wrapper only (restore + tail call)", wrap_fd, XDP_TX,
+	    REPEAT, 0, .reason = -1, .ctr = -1, .ctr2 = -1);
+	base = ns;
+	/* References: an empty XDP program run directly (what
+	 * BPF_PROG_TEST_RUN itself costs per iteration), and the wrapper
+	 * tail-calling a program that only moves the head for a 20-byte outer
+	 * header (the floor of any encapsulating balancer).
+	 */
+	RUN("xdp_ns_empty_direct", "empty XDP program, run directly", c.noop_fd, XDP_TX, REPEAT,
+	    0, .reason = -1, .ctr = -1, .ctr2 = -1);
+	set_target(&c, bpf_program__fd(c.wrap->progs.maglev_bench_adjust));
+	RUN("xdp_ns_adjust_floor", "adjust_head(-20) only (encapsulation floor)", wrap_fd, XDP_TX,
+	    REPEAT, 0, .reason = -1, .ctr = -1, .ctr2 = -1);
+	set_target(&c, c.lb_fd);
+
+	/* Established: a warm-up pass creates the entry, then every
+	 * measured iteration hits.
+	 */
+	if (WANT("xdp_ns_established_v4")) {
+		frame_for(fr, &f4, 0x10);
+		set_packet(&c, fr, 0);
+		WARM();
+		RUN("xdp_ns_established_v4", "established flow v4 (conn hit, IPIP)", wrap_fd,
+		    XDP_TX, REPEAT, 0, .reason = MAGLEV_REASON_TX_FORWARD,
+		    .ctr = MAGLEV_CTR_CONN_HIT, .ctr2 = -1);
+	}
+	if (WANT("xdp_ns_established_v6")) {
+		frame_for(fr, &f6, 0x10);
+		set_packet(&c, fr, 0);
+		WARM();
+		RUN("xdp_ns_established_v6", "established flow v6 (conn hit, IPIP)", wrap_fd,
+		    XDP_TX, REPEAT, 0, .reason = MAGLEV_REASON_TX_FORWARD,
+		    .ctr = MAGLEV_CTR_CONN_HIT, .ctr2 = -1);
+	}
+
+	/* New flow: every iteration a SYN from a client address never seen
+	 * before, into an emptied table with room to spare: hash, pick and a
+	 * genuine insert, no eviction (measure() checks the table holds one
+	 * entry per iteration after each round).
+	 */
+	if (WANT("xdp_ns_newflow_v4")) {
+		frame_for(fr, &f4, 0x02);
+		set_packet(&c, fr, 14 + 12);
+		RUN("xdp_ns_newflow_v4", "new flow v4 (SYN, new tuple: pick + insert)", wrap_fd,
+		    XDP_TX, repeat_new, 1, .reason = MAGLEV_REASON_TX_FORWARD,
+		    .ctr = MAGLEV_CTR_CONN_MISS, .ctr2 = MAGLEV_CTR_CONN_INSERT);
+	}
+	if (WANT("xdp_ns_newflow_v6")) {
+		frame_for(fr, &f6, 0x02);
+		set_packet(&c, fr, 14 + 8 + 12);
+		RUN("xdp_ns_newflow_v6", "new flow v6 (SYN, new tuple: pick + insert)", wrap_fd,
+		    XDP_TX, repeat_new, 1, .reason = MAGLEV_REASON_TX_FORWARD,
+		    .ctr = MAGLEV_CTR_CONN_MISS, .ctr2 = MAGLEV_CTR_CONN_INSERT);
+	}
+
+	/* The same SYN again and again (retransmits, port reuse): its entry
+	 * exists and names the fresh pick. Counted as a hit when the entry is
+	 * refreshed in place, as an insert when it is rewritten.
+	 */
+	if (WANT("xdp_ns_synrepeat_v4")) {
+		frame_for(fr, &f4, 0x02);
+		set_packet(&c, fr, 0);
+		WARM();
+		RUN("xdp_ns_synrepeat_v4", "repeated SYN v4 (entry exists, same pick)", wrap_fd,
+		    XDP_TX, REPEAT, 0, .reason = MAGLEV_REASON_TX_FORWARD,
+		    .ctr = MAGLEV_CTR_CONN_HIT, .ctr2 = MAGLEV_CTR_CONN_INSERT, .either = 1);
+	}
+	if (WANT("xdp_ns_synrepeat_v6")) {
+		frame_for(fr, &f6, 0x02);
+		set_packet(&c, fr, 0);
+		WARM();
+		RUN("xdp_ns_synrepeat_v6", "repeated SYN v6 (entry exists, same pick)", wrap_fd,
+		    XDP_TX, REPEAT, 0, .reason = MAGLEV_REASON_TX_FORWARD,
+		    .ctr = MAGLEV_CTR_CONN_HIT, .ctr2 = MAGLEV_CTR_CONN_INSERT, .either = 1);
+	}
+
+	/* Every packet from a new client address (ACKs: lookup miss, pick,
+	 * insert). 7 M inserts into a 1M-entry table: after the first
+	 * (1M / CPUs) inserts of a CPU, every insert evicts.
+	 */
+	if (WANT("xdp_ns_newsource_v4")) {
+		frame_for(fr, &f4, 0x10);
+		set_packet(&c, fr, 14 + 12);
+		RUN("xdp_ns_newsource_v4", "every packet a new source v4 (miss, insert, evict)",
+		    wrap_fd, XDP_TX, REPEAT, 0, .reason = MAGLEV_REASON_TX_FORWARD,
+		    .ctr = MAGLEV_CTR_CONN_MISS, .ctr2 = MAGLEV_CTR_CONN_INSERT);
+	}
+	if (WANT("xdp_ns_newsource_v6")) {
+		frame_for(fr, &f6, 0x10);
+		set_packet(&c, fr, 14 + 8 + 12);
+		RUN("xdp_ns_newsource_v6", "every packet a new source v6 (miss, insert, evict)",
+		    wrap_fd, XDP_TX, REPEAT, 0, .reason = MAGLEV_REASON_TX_FORWARD,
+		    .ctr = MAGLEV_CTR_CONN_MISS, .ctr2 = MAGLEV_CTR_CONN_INSERT);
+	}
+
+	/* The same flood with the new-flow limit on: forwarded, mostly not
+	 * inserted.
+	 */
+	if (WANT("xdp_ns_newsource_limited_v4")) {
+		if (set_limit(&c, 125000))
+			return 1;
+		frame_for(fr, &f4, 0x10);
+		set_packet(&c, fr, 14 + 12);
+		RUN("xdp_ns_newsource_limited_v4", "new source v4, new_flow_limit 125k/s/CPU",
+		    wrap_fd, XDP_TX, REPEAT, 0, .reason = MAGLEV_REASON_TX_FORWARD,
+		    .ctr = MAGLEV_CTR_CONN_MISS, .ctr2 = -1);
+		limited_skips = skips;
+		if (set_limit(&c, 0))
+			return 1;
+	}
+
+	/* Not for a VIP: through the wrapper (comparable) and direct (the
+	 * frame is not modified, so no restore is needed).
+	 */
+	if (WANT("xdp_ns_nonvip")) {
+		struct flow g = f4;
+
+		g.dst[3] = 99;
+		frame_for(fr, &g, 0x10);
+		set_packet(&c, fr, 0);
+		RUN("xdp_ns_nonvip", "non-VIP v4 (XDP_PASS)", wrap_fd, XDP_PASS, REPEAT, 0,
+		    .reason = MAGLEV_REASON_PASS_NOT_VIP, .ctr = -1, .ctr2 = -1);
+		RUN("xdp_ns_nonvip_direct", "non-VIP v4, balancer run directly", c.lb_fd,
+		    XDP_PASS, REPEAT, 0, .reason = MAGLEV_REASON_PASS_NOT_VIP, .ctr = -1,
+		    .ctr2 = -1);
+	}
+
+	printf("XDP balancer, BPF_PROG_TEST_RUN repeat=%d x %d rounds (median; new flow: %d x %d\n"
+	       "into an emptied table), %d-byte frames, %d backends, connection table %u\n"
+	       "entries (LRU, per-CPU lists).\n"
+	       "Method: wrapper moves the head back (bpf_xdp_adjust_head every iteration),\n"
+	       "restores 80 header bytes and tail-calls the balancer; counters checked: every\n"
+	       "iteration took the path named. net = total - wrapper.\n"
+	       "verified_insns: balancer %u, wrapper %u\n\n",
+	       REPEAT, ROUNDS, repeat_new, ROUNDS, FRAME, NBACKENDS, conn_size,
+	       verified_insns(c.lb_fd), verified_insns(wrap_fd));
+	printf("%-52s %10s %10s\n", "case", "ns/pkt", "net ns");
+	js = json_object_new_object();
+	for (i = 0; i < n; i++) {
+		int wrapped = strcmp(res[i].key, "xdp_ns_nonvip_direct") &&
+			      strcmp(res[i].key, "xdp_ns_empty_direct") &&
+			      strcmp(res[i].key, "xdp_ns_wrapper_baseline");
+		char netkey[96];
+
+		if (wrapped) {
+			printf("%-52s %10.1f %10.1f\n", res[i].what, res[i].ns, res[i].ns - base);
+			snprintf(netkey, sizeof(netkey), "%s_net", res[i].key);
+			json_object_object_add(js, netkey,
+					       json_object_new_double(res[i].ns - base));
+		} else {
+			printf("%-52s %10.1f %10s\n", res[i].what, res[i].ns, "-");
+		}
+		json_object_object_add(js, res[i].key, json_object_new_double(res[i].ns));
+	}
+	if (find(res, n, "xdp_ns_established_v4") > 0 && find(res, n, "xdp_ns_newflow_v4") > 0)
+		printf("\nIPv6/IPv4 (total): established %.2f, new flow %.2f\n",
+		       find(res, n, "xdp_ns_established_v6") / find(res, n, "xdp_ns_established_v4"),
+		       find(res, n, "xdp_ns_newflow_v6") / find(res, n, "xdp_ns_newflow_v4"));
+	if (find(res, n, "xdp_ns_newflow_v4") > 0 || find(res, n, "xdp_ns_newflow_v6") > 0)
+		printf("new flow: %llu of the new-flow inserts were evicted by a full bucket\n",
+		       (unsigned long long)c.evicted);
+	if (find(res, n, "xdp_ns_newsource_limited_v4") > 0)
+		printf("new-flow limit: %llu of %d inserts skipped in the limited run\n",
+		       (unsigned long long)limited_skips, REPEAT * ROUNDS);
+	json_object_object_add(js, "xdp_verified_insns",
+			       json_object_new_int64(verified_insns(c.lb_fd)));
+	if (json_object_to_file_ext(argv[1], js, JSON_C_TO_STRING_PLAIN)) {
+		fprintf(stderr, "write %s failed\n", argv[1]);
+		return 1;
+	}
+	json_object_put(js);
+	maglev_bench__destroy(c.wrap);
+	maglev_dp_close(c.dp);
+	return 0;
+}

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * argv of the change commands -> JSON request. Only the shape is checked
+ * here (arguments present, options known, numbers numeric); the daemon
+ * validates the values, so a direct JSON client gets the same answers.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl_proto.h"
+#include "maglevctl.h"
+
+enum opt_kind { OPT_FLAG, OPT_STR, OPT_INT };
+
+struct opt_def {
+	const char *name; /* without "--" */
+	enum opt_kind kind;
+	const char *field; /* request member */
+	bool flag_value;   /* for OPT_FLAG: the boolean it sets */
+};
+
+static json_object *usage(struct build_err *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static json_object *usage(struct build_err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->code = EXIT_USAGE;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return NULL;
+}
+
+/*
+ * Parse argv against opts; positional arguments go to pos[] (npos exactly).
+ * Options may come before, between or after the positional ones, as
+ * "--name value" or "--name=value".
+ */
+static json_object *parse_args(const char *cmd, int argc, char **argv, const struct opt_def *opts,
+			       const char *const *pos_names, int npos, struct build_err *e)
+{
+	json_object *req = json_object_new_object();
+	const struct opt_def *seen[32];
+	int i, k, n = 0, nseen = 0;
+
+	json_object_object_add(req, "cmd", json_object_new_string(cmd));
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i], *val = NULL, *eq;
+		const struct opt_def *o;
+		char name[48];
+
+		if (strncmp(a, "--", 2) || !a[2]) {
+			if (n == npos) {
+				json_object_put(req);
+				return usage(e, "%s: unexpected argument '%.60s'", cmd, a);
+			}
+			json_object_object_add(req, pos_names[n++], json_object_new_string(a));
+			continue;
+		}
+		eq = strchr(a + 2, '=');
+		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - a - 2) : (int)strlen(a + 2),
+			 a + 2);
+		for (o = opts; o && o->name; o++)
+			if (!strcmp(o->name, name))
+				break;
+		if (!o || !o->name) {
+			json_object_put(req);
+			return usage(e, "%s: unknown option '--%.40s'", cmd, name);
+		}
+		/* One value per setting: "--drain --undrain" or a repeated option
+		 * would otherwise be decided silently by the order on the line.
+		 */
+		for (k = 0; k < nseen; k++) {
+			if (strcmp(seen[k]->field, o->field))
+				continue;
+			json_object_put(req);
+			if (seen[k] == o)
+				return usage(e, "%s: --%s given twice", cmd, o->name);
+			return usage(e, "%s: --%s and --%s contradict each other; give one", cmd,
+				     seen[k]->name, o->name);
+		}
+		if (nseen < (int)(sizeof(seen) / sizeof(seen[0])))
+			seen[nseen++] = o;
+		if (o->kind == OPT_FLAG) {
+			if (eq) {
+				json_object_put(req);
+				return usage(e, "%s: --%s takes no value", cmd, name);
+			}
+			json_object_object_add(req, o->field,
+					       json_object_new_boolean(o->flag_value));
+			continue;
+		}
+		if (eq) {
+			val = eq + 1;
+		} else if (i + 1 < argc) {
+			val = argv[++i];
+		} else {
+			json_object_put(req);
+			return usage(e, "%s: --%s needs a value", cmd, name);
+		}
+		if (o->kind == OPT_STR) {
+			json_object_object_add(req, o->field, json_object_new_string(val));
+		} else {
+			uint64_t v;
+
+			if (ctl_parse_uint(val, name, 0, INT32_MAX, &v, e->msg, sizeof(e->msg))) {
+				e->code = EXIT_REJECTED;
+				json_object_put(req);
+				return NULL;
+			}
+			json_object_object_add(req, o->field, json_object_new_int64((int64_t)v));
+		}
+	}
+	if (n < npos) {
+		json_object_put(req);
+		return usage(e, "%s: missing %s", cmd, pos_names[n]);
+	}
+	return req;
+}
+
+json_object *build_change(const char *object, int argc, char **argv, struct build_err *e)
+{
+	static const struct opt_def vip_add_opts[] = {
+		{"encap", OPT_STR, "encap", false},
+		{"gue-port", OPT_INT, "gue_port", false},
+		{"port-any", OPT_FLAG, "port_any", true},
+		{"check", OPT_STR, "check", false},
+		{"check-port", OPT_INT, "check_port", false},
+		{"check-path", OPT_STR, "check_path", false},
+		{"check-status", OPT_INT, "check_status", false},
+		{"check-interval", OPT_INT, "check_interval_ms", false},
+		{"check-timeout", OPT_INT, "check_timeout_ms", false},
+		{"rise", OPT_INT, "check_rise", false},
+		{"fall", OPT_INT, "check_fall", false},
+		{NULL, 0, NULL, false},
+	};
+	static const struct opt_def be_add_opts[] = {
+		{"weight", OPT_INT, "weight", false},
+		{"drain", OPT_FLAG, "drain", true},
+		{NULL, 0, NULL, false},
+	};
+	static const struct opt_def be_set_opts[] = {
+		{"weight", OPT_INT, "weight", false},
+		{"drain", OPT_FLAG, "drain", true},
+		{"undrain", OPT_FLAG, "drain", false},
+		{NULL, 0, NULL, false},
+	};
+	static const struct opt_def none[] = {{NULL, 0, NULL, false}};
+	static const char *const vip_pos[] = {"vip"};
+	static const char *const be_pos[] = {"vip", "backend"};
+	const char *verb = argc ? argv[0] : "";
+
+	e->code = EXIT_USAGE;
+	e->msg[0] = '\0';
+	if (!strcmp(object, "vip")) {
+		if (!strcmp(verb, "add"))
+			return parse_args("vip.add", argc - 1, argv + 1, vip_add_opts, vip_pos, 1,
+					  e);
+		if (!strcmp(verb, "del"))
+			return parse_args("vip.del", argc - 1, argv + 1, none, vip_pos, 1, e);
+	} else if (!strcmp(object, "backend")) {
+		if (!strcmp(verb, "add"))
+			return parse_args("backend.add", argc - 1, argv + 1, be_add_opts, be_pos, 2,
+					  e);
+		if (!strcmp(verb, "del"))
+			return parse_args("backend.del", argc - 1, argv + 1, none, be_pos, 2, e);
+		if (!strcmp(verb, "set")) {
+			json_object *req = parse_args("backend.set", argc - 1, argv + 1,
+						      be_set_opts, be_pos, 2, e);
+			json_object *m;
+
+			if (req && !json_object_object_get_ex(req, "weight", &m) &&
+			    !json_object_object_get_ex(req, "drain", &m)) {
+				json_object_put(req);
+				return usage(e,
+					     "backend set: give --weight N, --drain or --undrain");
+			}
+			return req;
+		}
+	}
+	return usage(e, "unknown command '%.20s %.20s'", object, verb);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * maglevctl: the operator's CLI for maglevd. Commands build one JSON
+ * request each (restore builds a batch of them), send it over the control
+ * socket, and print the answer as text or, with -j, as JSON.
+ *
+ * Exit status: 0 done, 1 rejected (one-line reason on stderr) or no
+ * daemon, 2 usage error.
+ */
+#ifndef MAGLEVCTL_H
+#define MAGLEVCTL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <json-c/json.h>
+
+enum { EXIT_OK = 0, EXIT_REJECTED = 1, EXIT_USAGE = 2 };
+
+struct ctl_opts {
+	bool json;
+	const char *socket;
+};
+
+/* Result of turning argv into a request. */
+struct build_err {
+	int code; /* EXIT_USAGE or EXIT_REJECTED */
+	char msg[256];
+};
+
+/*
+ * Build the request of a change command ("vip add|del", "backend
+ * add|del|set"); argv starts after the object word (argv[0] = "add", ...).
+ * Returns the request, or NULL with e filled. Used by the CLI and restore.
+ */
+json_object *build_change(const char *object, int argc, char **argv, struct build_err *e);
+
+/* Help texts (help.c). */
+void help_main(FILE *f);
+/* Returns true if topic ("vip", "vip add", ...) has a help text. */
+bool help_topic(FILE *f, const char *object, const char *verb);
+
+/* Send req (consumed), print the answer; returns the exit status. */
+int run_request(const struct ctl_opts *o, json_object *req,
+		void (*print)(const struct ctl_opts *o, json_object *resp));
+/* Send req (consumed) and hand back the answer; NULL and an exit status in *rc on failure. */
+json_object *call(const struct ctl_opts *o, json_object *req, int *rc);
+
+/* Printers for text output (print.c). */
+void print_ok(const struct ctl_opts *o, json_object *resp);
+/* A rejection: one line on stderr, and with -j a {"ok":false,...} answer on stdout. */
+void report_error(const struct ctl_opts *o, const char *msg);
+void print_vip_list(const struct ctl_opts *o, json_object *resp);
+void print_vip_show(const struct ctl_opts *o, json_object *resp);
+void print_backend_list(const struct ctl_opts *o, json_object *resp);
+void print_stats(const struct ctl_opts *o, json_object *resp);
+void print_health(const struct ctl_opts *o, json_object *resp);
+void print_table(const struct ctl_opts *o, json_object *resp);
+void print_lookup(const struct ctl_opts *o, json_object *resp);
+void print_status(const struct ctl_opts *o, json_object *resp);
+
+/* save / restore (saverestore.c). */
+int cmd_save(const struct ctl_opts *o, int argc, char **argv);
+int cmd_restore(const struct ctl_opts *o, int argc, char **argv);
+
+/* Small helpers shared by the files. */
+const char *jstr(json_object *o, const char *key);
+int64_t jint(json_object *o, const char *key);
+double jdbl(json_object *o, const char *key);
+bool jbool(json_object *o, const char *key);
+bool is_help(const char *s);
+
+#endif /* MAGLEVCTL_H */

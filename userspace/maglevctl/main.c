@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl_proto.h"
+#include "maglevctl.h"
+
+const char *jstr(json_object *o, const char *key)
+{
+	json_object *m;
+
+	if (!o || !json_object_object_get_ex(o, key, &m) || !m)
+		return NULL;
+	return json_object_get_string(m);
+}
+
+int64_t jint(json_object *o, const char *key)
+{
+	json_object *m;
+
+	if (!o || !json_object_object_get_ex(o, key, &m) || !m)
+		return 0;
+	return json_object_get_int64(m);
+}
+
+double jdbl(json_object *o, const char *key)
+{
+	json_object *m;
+
+	if (!o || !json_object_object_get_ex(o, key, &m) || !m)
+		return 0;
+	return json_object_get_double(m);
+}
+
+bool jbool(json_object *o, const char *key)
+{
+	json_object *m;
+
+	if (!o || !json_object_object_get_ex(o, key, &m) || !m)
+		return false;
+	return json_object_get_boolean(m);
+}
+
+bool is_help(const char *s)
+{
+	return !strcmp(s, "--help") || !strcmp(s, "-h") || !strcmp(s, "help");
+}
+
+void report_error(const struct ctl_opts *o, const char *msg)
+{
+	if (o->json) {
+		json_object *r = json_object_new_object();
+
+		json_object_object_add(r, "ok", json_object_new_boolean(0));
+		json_object_object_add(r, "error", json_object_new_string(msg));
+		printf("%s\n", json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN));
+		json_object_put(r);
+	}
+	fprintf(stderr, "maglevctl: %s\n", msg);
+}
+
+json_object *call(const struct ctl_opts *o, json_object *req, int *rc)
+{
+	json_object *resp = NULL;
+	char err[300];
+
+	if (ctl_call(ctl_socket_path(o->socket), req, &resp, err, sizeof(err))) {
+		json_object_put(req);
+		report_error(o, err);
+		*rc = EXIT_REJECTED;
+		return NULL;
+	}
+	json_object_put(req);
+	if (!jbool(resp, "ok")) {
+		const char *e = jstr(resp, "error");
+
+		if (o->json)
+			printf("%s\n",
+			       json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN));
+		fprintf(stderr, "maglevctl: %s\n", e ? e : "rejected");
+		json_object_put(resp);
+		*rc = EXIT_REJECTED;
+		return NULL;
+	}
+	*rc = EXIT_OK;
+	return resp;
+}
+
+int run_request(const struct ctl_opts *o, json_object *req,
+		void (*print)(const struct ctl_opts *o, json_object *resp))
+{
+	json_object *resp;
+	int rc;
+
+	resp = call(o, req, &rc);
+	if (!resp)
+		return rc;
+	if (o->json)
+		printf("%s\n",
+		       json_object_to_json_string_ext(
+			       resp, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	else
+		print(o, resp);
+	json_object_put(resp);
+	fflush(stdout);
+	return EXIT_OK;
+}
+
+static int usage_error(const char *msg, const char *object, const char *verb)
+{
+	fprintf(stderr, "maglevctl: %s\n", msg);
+	if (!object || !help_topic(stderr, object, verb))
+		fprintf(stderr, "Try 'maglevctl --help'.\n");
+	return EXIT_USAGE;
+}
+
+static json_object *simple_req(const char *cmd)
+{
+	json_object *req = json_object_new_object();
+
+	json_object_object_add(req, "cmd", json_object_new_string(cmd));
+	return req;
+}
+
+/*
+ * Query commands: "CMD [VIP]" or "CMD VIP" (need_vip), plus extra
+ * positional arguments named in extra.
+ */
+static int query(const struct ctl_opts *o, const char *object, const char *cmd, int argc,
+		 char **argv, int min_pos, const char *const *names, int max_pos,
+		 void (*print)(const struct ctl_opts *o, json_object *resp))
+{
+	json_object *req;
+	int i;
+
+	for (i = 0; i < argc; i++)
+		if (is_help(argv[i])) {
+			help_topic(stdout, object, NULL);
+			return EXIT_OK;
+		}
+	if (argc < min_pos)
+		return usage_error("missing argument", object, NULL);
+	if (argc > max_pos)
+		return usage_error("too many arguments", object, NULL);
+	req = simple_req(cmd);
+	for (i = 0; i < argc; i++) {
+		if (argv[i][0] == '-' && argv[i][1])
+			return json_object_put(req), usage_error("unknown option", object, NULL);
+		json_object_object_add(req, names[i], json_object_new_string(argv[i]));
+	}
+	return run_request(o, req, print);
+}
+
+static int cmd_stats(const struct ctl_opts *o, int argc, char **argv)
+{
+	static const char *const names[] = {"vip"};
+	char *pos[1];
+	bool watch = false;
+	int i, n = 0, rc;
+
+	for (i = 0; i < argc; i++) {
+		if (is_help(argv[i])) {
+			help_topic(stdout, "stats", NULL);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[i], "-w") || !strcmp(argv[i], "--watch"))
+			watch = true;
+		else if (argv[i][0] == '-')
+			return usage_error("stats: unknown option", "stats", NULL);
+		else if (n < 1)
+			pos[n++] = argv[i];
+		else
+			return usage_error("stats: too many arguments", "stats", NULL);
+	}
+	do {
+		if (watch && !o->json && isatty(STDOUT_FILENO))
+			printf("\033[H\033[2J");
+		rc = query(o, "stats", "stats", n, pos, 0, names, 1, print_stats);
+		if (rc || !watch)
+			return rc;
+		sleep(1);
+	} while (1);
+}
+
+static int dispatch(const struct ctl_opts *o, int argc, char **argv)
+{
+	static const char *const vip_n[] = {"vip"};
+	static const char *const lookup_n[] = {"vip", "src"};
+	const char *object = argv[0];
+
+	if (!strcmp(object, "vip") || !strcmp(object, "backend")) {
+		const char *verb = argc > 1 ? argv[1] : NULL;
+		struct build_err e;
+		json_object *req;
+		int i;
+
+		if (!verb || is_help(verb)) {
+			help_topic(verb ? stdout : stderr, object, NULL);
+			return verb ? EXIT_OK : EXIT_USAGE;
+		}
+		for (i = 2; i < argc; i++)
+			if (is_help(argv[i])) {
+				if (!help_topic(stdout, object, verb))
+					return usage_error("unknown command", object, NULL);
+				return EXIT_OK;
+			}
+		if (!strcmp(verb, "list") || !strcmp(verb, "show")) {
+			bool is_vip = !strcmp(object, "vip");
+
+			if (is_vip && !strcmp(verb, "list"))
+				return query(o, object, "vip.list", argc - 2, argv + 2, 0, vip_n, 0,
+					     print_vip_list);
+			if (is_vip)
+				return query(o, object, "vip.show", argc - 2, argv + 2, 1, vip_n, 1,
+					     print_vip_show);
+			if (!strcmp(verb, "list"))
+				return query(o, object, "backend.list", argc - 2, argv + 2, 0,
+					     vip_n, 1, print_backend_list);
+		}
+		req = build_change(object, argc - 1, argv + 1, &e);
+		if (!req) {
+			if (e.code == EXIT_USAGE)
+				return usage_error(e.msg, object, verb);
+			report_error(o, e.msg);
+			return e.code;
+		}
+		return run_request(o, req, print_ok);
+	}
+	if (!strcmp(object, "stats"))
+		return cmd_stats(o, argc - 1, argv + 1);
+	if (!strcmp(object, "health"))
+		return query(o, object, "health", argc - 1, argv + 1, 0, vip_n, 1, print_health);
+	if (!strcmp(object, "table"))
+		return query(o, object, "table", argc - 1, argv + 1, 1, vip_n, 1, print_table);
+	if (!strcmp(object, "lookup"))
+		return query(o, object, "lookup", argc - 1, argv + 1, 2, lookup_n, 2, print_lookup);
+	if (!strcmp(object, "status"))
+		return query(o, object, "status", argc - 1, argv + 1, 0, vip_n, 0, print_status);
+	if (!strcmp(object, "save"))
+		return cmd_save(o, argc - 1, argv + 1);
+	if (!strcmp(object, "restore"))
+		return cmd_restore(o, argc - 1, argv + 1);
+	if (is_help(object)) {
+		help_main(stdout);
+		return EXIT_OK;
+	}
+	return usage_error("unknown object", NULL, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct ctl_opts o = {0};
+	int i = 1;
+
+	signal(SIGPIPE, SIG_IGN);
+	/* -j works anywhere on the line, as with ip(8). */
+	{
+		int r, w;
+
+		for (r = w = 1; r < argc; r++) {
+			if (!strcmp(argv[r], "-j") || !strcmp(argv[r], "--json"))
+				o.json = true;
+			else
+				argv[w++] = argv[r];
+		}
+		argc = w;
+	}
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
+			o.json = true;
+		} else if (!strcmp(a, "-s") || !strcmp(a, "--socket")) {
+			if (++i == argc)
+				return usage_error("--socket needs a path", NULL, NULL);
+			o.socket = argv[i];
+		} else if (!strncmp(a, "--socket=", 9)) {
+			o.socket = a + 9;
+		} else if (is_help(a)) {
+			help_main(stdout);
+			return EXIT_OK;
+		} else {
+			return usage_error("unknown option", NULL, NULL);
+		}
+	}
+	if (i == argc) {
+		help_main(stderr);
+		return EXIT_USAGE;
+	}
+	return dispatch(&o, argc - i, argv + i);
+}

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Text output of maglevctl: aligned columns, one object per line. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "maglevctl.h"
+
+static const char *s_or(json_object *o, const char *key, const char *def)
+{
+	const char *s = jstr(o, key);
+
+	return s ? s : def;
+}
+
+/* 1234567 -> "1.23M", for rates. */
+static const char *human(double v, char *buf, size_t len)
+{
+	if (v >= 1e9)
+		snprintf(buf, len, "%.2fG", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, len, "%.2fM", v / 1e6);
+	else if (v >= 1e3)
+		snprintf(buf, len, "%.2fk", v / 1e3);
+	else
+		snprintf(buf, len, "%.0f", v);
+	return buf;
+}
+
+static size_t arr_len(json_object *o, const char *key, json_object **arr)
+{
+	if (!json_object_object_get_ex(o, key, arr) || !json_object_is_type(*arr, json_type_array))
+		return 0;
+	return json_object_array_length(*arr);
+}
+
+void print_ok(const struct ctl_opts *o, json_object *resp)
+{
+}
+
+static void check_desc(json_object *chk, char *buf, size_t len)
+{
+	const char *type = s_or(chk, "type", "none");
+
+	if (!strcmp(type, "none"))
+		snprintf(buf, len, "none");
+	else if (!strcmp(type, "http"))
+		snprintf(buf, len, "http:%" PRId64 "%s=%" PRId64, jint(chk, "port"),
+			 s_or(chk, "path", "/"), jint(chk, "status"));
+	else
+		snprintf(buf, len, "tcp:%" PRId64, jint(chk, "port"));
+}
+
+void print_vip_list(const struct ctl_opts *o, json_object *resp)
+{
+	json_object *arr, *chk;
+	size_t i, n = arr_len(resp, "vips", &arr);
+	char c[160];
+
+	printf("%-28s %-5s %8s %8s %9s %9s  %s\n", "VIP", "ENCAP", "BACKENDS", "IN TABLE",
+	       "TABLE GEN", "REBUILD", "CHECK");
+	for (i = 0; i < n; i++) {
+		json_object *v = json_object_array_get_idx(arr, i);
+
+		json_object_object_get_ex(v, "check", &chk);
+		check_desc(chk, c, sizeof(c));
+		printf("%-28s %-5s %8" PRId64 " %8" PRId64 " %9" PRId64 " %7.2fms  %s\n",
+		       s_or(v, "vip", "?"), s_or(v, "encap", "?"), jint(v, "backends"),
+		       jint(v, "in_table"), jint(v, "table_gen"), jdbl(v, "rebuild_ms"), c);
+	}
+}
+
+static void print_backend_rows(json_object *arr, bool with_vip)
+{
+	size_t i, n = json_object_array_length(arr);
+
+	if (with_vip)
+		printf("%-28s ", "VIP");
+	printf("%-40s %6s %-8s %-9s %6s %5s\n", "BACKEND", "WEIGHT", "STATE", "DP FLAGS", "INDEX",
+	       "GEN");
+	for (i = 0; i < n; i++) {
+		json_object *b = json_object_array_get_idx(arr, i), *fl;
+		char flags[32] = "";
+		size_t j, nf = arr_len(b, "dp_flags", &fl);
+
+		for (j = 0; j < nf; j++) {
+			if (j)
+				strcat(flags, ",");
+			strncat(flags, json_object_get_string(json_object_array_get_idx(fl, j)),
+				10);
+		}
+		if (with_vip)
+			printf("%-28s ", s_or(b, "vip", "?"));
+		printf("%-40s %6" PRId64 " %-8s %-9s %6" PRId64 " %5" PRId64 "\n",
+		       s_or(b, "backend", "?"), jint(b, "weight"), s_or(b, "state", "?"),
+		       flags[0] ? flags : "-", jint(b, "index"), jint(b, "gen"));
+	}
+}
+
+void print_vip_show(const struct ctl_opts *o, json_object *resp)
+{
+	json_object *v, *chk, *bes;
+	char c[160];
+
+	if (!json_object_object_get_ex(resp, "vip", &v))
+		return;
+	json_object_object_get_ex(v, "check", &chk);
+	check_desc(chk, c, sizeof(c));
+	printf("vip %s id %" PRId64 " encap %s", s_or(v, "vip", "?"), jint(v, "id"),
+	       s_or(v, "encap", "?"));
+	if (jint(v, "gue_port"))
+		printf(" gue-port %" PRId64, jint(v, "gue_port"));
+	printf("\n  check %s", c);
+	if (strcmp(c, "none"))
+		printf(" interval %" PRId64 "ms timeout %" PRId64 "ms rise %" PRId64
+		       " fall %" PRId64,
+		       jint(chk, "interval_ms"), jint(chk, "timeout_ms"), jint(chk, "rise"),
+		       jint(chk, "fall"));
+	printf("\n  table generation %" PRId64 ", last rebuild %.2f ms, %" PRId64 " of %" PRId64
+	       " backends in the table\n\n",
+	       jint(v, "table_gen"), jdbl(v, "rebuild_ms"), jint(v, "in_table"),
+	       jint(v, "backends"));
+	if (arr_len(v, "backend_list", &bes))
+		print_backend_rows(bes, false);
+}
+
+void print_backend_list(const struct ctl_opts *o, json_object *resp)
+{
+	json_object *arr;
+
+	arr_len(resp, "backends", &arr);
+	if (arr)
+		print_backend_rows(arr, true);
+}
+
+/* The kernel module's counters: what XDP passed up and the module forwarded. */
+static void print_slowpath(json_object *resp)
+{
+	json_object *sp;
+
+	if (!json_object_object_get_ex(resp, "slowpath", &sp))
+		return;
+	if (!json_object_is_type(sp, json_type_object)) {
+		printf("\nslow path: kernel module not loaded\n");
+		return;
+	}
+	printf("\nslow path (kernel module):\n");
+	json_object_object_foreach(sp, key, val)
+	{
+		printf("  %-20s %14" PRId64 "\n", key, json_object_get_int64(val));
+	}
+}
+
+void print_stats(const struct ctl_opts *o, json_object *resp)
+{
+	json_object *vips, *reasons;
+	size_t i, j, n = arr_len(resp, "vips", &vips);
+	char a[16], b[16], c[16];
+
+	printf("%-40s %-8s %14s %16s %12s %9s %10s %9s\n", "VIP / BACKEND", "STATE", "PACKETS",
+	       "BYTES", "NEW FLOWS", "PPS", "BPS", "FLOWS/S");
+	for (i = 0; i < n; i++) {
+		json_object *v = json_object_array_get_idx(vips, i), *bes;
+		size_t nb = arr_len(v, "backends", &bes);
+
+		printf("%-40s %-8s %14" PRId64 " %16" PRId64 " %12" PRId64 " %9s %10s %9s\n",
+		       s_or(v, "vip", "?"), "", jint(v, "packets"), jint(v, "bytes"),
+		       jint(v, "new_flows"), human(jdbl(v, "pps"), a, sizeof(a)),
+		       human(jdbl(v, "bps"), b, sizeof(b)),
+		       human(jdbl(v, "new_flows_per_s"), c, sizeof(c)));
+		for (j = 0; j < nb; j++) {
+			json_object *be = json_object_array_get_idx(bes, j);
+
+			printf("  %-38s %-8s %14" PRId64 " %16" PRId64 " %12s %9s %10s\n",
+			       s_or(be, "backend", "?"), s_or(be, "state", "?"),
+			       jint(be, "packets"), jint(be, "bytes"), "",
+			       human(jdbl(be, "pps"), a, sizeof(a)),
+			       human(jdbl(be, "bps"), b, sizeof(b)));
+		}
+	}
+	if (json_object_object_get_ex(resp, "reasons", &reasons)) {
+		bool first = true;
+
+		json_object_object_foreach(reasons, key, val)
+		{
+			if (!json_object_get_int64(val))
+				continue;
+			if (first)
+				printf("\npackets by outcome:\n");
+			first = false;
+			printf("  %-20s %14" PRId64 "\n", key, json_object_get_int64(val));
+		}
+	}
+	print_slowpath(resp);
+}
+
+void print_health(const struct ctl_opts *o, json_object *resp)
+{
+	json_object *arr;
+	size_t i, n = arr_len(resp, "backends", &arr);
+
+	printf("%-28s %-40s %-8s %-10s %-6s %4s %4s  %s\n", "VIP", "BACKEND", "STATE", "CHECK",
+	       "LAST", "OK", "FAIL", "ERROR");
+	for (i = 0; i < n; i++) {
+		json_object *b = json_object_array_get_idx(arr, i);
+		char chk[32];
+
+		if (jint(b, "port"))
+			snprintf(chk, sizeof(chk), "%s:%" PRId64, s_or(b, "check", "?"),
+				 jint(b, "port"));
+		else
+			snprintf(chk, sizeof(chk), "%s", s_or(b, "check", "?"));
+		printf("%-28s %-40s %-8s %-10s %-6s %4" PRId64 " %4" PRId64 "  %s\n",
+		       s_or(b, "vip", "?"), s_or(b, "backend", "?"), s_or(b, "state", "?"), chk,
+		       s_or(b, "last_result", "-"), jint(b, "ok_streak"), jint(b, "fail_streak"),
+		       s_or(b, "last_error", ""));
+	}
+}
+
+void print_table(const struct ctl_opts *o, json_object *resp)
+{
+	json_object *arr;
+	size_t i, n = arr_len(resp, "backends", &arr);
+
+	printf("table of %s: %" PRId64 " slots, generation %" PRId64 "\n", s_or(resp, "vip", "?"),
+	       jint(resp, "size"), jint(resp, "table_gen"));
+	printf("%-40s %6s %-8s %8s %8s\n", "BACKEND", "WEIGHT", "STATE", "SLOTS", "SHARE");
+	for (i = 0; i < n; i++) {
+		json_object *b = json_object_array_get_idx(arr, i);
+
+		printf("%-40s %6" PRId64 " %-8s %8" PRId64 " %7.2f%%\n", s_or(b, "backend", "?"),
+		       jint(b, "weight"), s_or(b, "state", "?"), jint(b, "slots"),
+		       jdbl(b, "share") * 100);
+	}
+	if (jint(resp, "other_slots"))
+		printf("%-40s %6s %-8s %8" PRId64 "\n", "(no backend)", "", "",
+		       jint(resp, "other_slots"));
+}
+
+void print_lookup(const struct ctl_opts *o, json_object *resp)
+{
+	const char *src = s_or(resp, "source", "none");
+	json_object *conn;
+
+	if (!strcmp(src, "conn"))
+		printf("backend %s (connection table)\n", s_or(resp, "backend", "?"));
+	else if (!strcmp(src, "table"))
+		printf("backend %s (Maglev table slot %" PRId64 ")\n", s_or(resp, "backend", "?"),
+		       jint(resp, "slot"));
+	else
+		printf("no backend: the VIP's table is empty (packets are dropped)\n");
+	if (json_object_object_get_ex(resp, "conn", &conn))
+		printf("  connection entry: backend %s index %" PRId64 " gen %" PRId64 "%s\n",
+		       s_or(conn, "backend", "(gone)"), jint(conn, "index"), jint(conn, "gen"),
+		       jbool(conn, "usable") ? "" : " (stale: the next packet re-picks)");
+	else
+		printf("  no connection entry\n");
+	printf("  table: slot %" PRId64 " -> %s\n", jint(resp, "slot"),
+	       s_or(resp, "table_backend", "(empty)"));
+}
+
+void print_status(const struct ctl_opts *o, json_object *resp)
+{
+	json_object *ifs;
+	size_t i, n = arr_len(resp, "interfaces", &ifs);
+
+	printf("maglevd pid %" PRId64 ", up %" PRId64 " s, %" PRId64 " VIPs, %" PRId64
+	       " backends\n",
+	       jint(resp, "pid"), jint(resp, "uptime_s"), jint(resp, "vips"),
+	       jint(resp, "backends"));
+	printf("interfaces (%s XDP):", s_or(resp, "xdp_mode", "?"));
+	for (i = 0; i < n; i++)
+		printf(" %s", json_object_get_string(json_object_array_get_idx(ifs, i)));
+	printf("%s\npin dir %s, state file %s\n", n ? "" : " none", s_or(resp, "pin_dir", "?"),
+	       s_or(resp, "state_file", "?"));
+}

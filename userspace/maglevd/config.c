@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "ctl_proto.h"
+#include "log.h"
+#include "maglev_maps.h"
+#include "maglev_table.h"
+
+#define CFG_MAX_FILE (1u << 20)
+
+void config_defaults(struct maglevd_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->seed.k0 = MAGLEV_DEFAULT_SEED_K0;
+	cfg->seed.k1 = MAGLEV_DEFAULT_SEED_K1;
+	cfg->seed_default = true;
+	cfg->nexthop_auto = true;
+	cfg->udp_idle_ms = 30000;
+	cfg->conn_table_size = MAGLEV_CONN_TABLE_SIZE;
+	cfg->max_vips = MAGLEV_MAX_VIPS;
+	cfg->max_backends_per_vip = 4096;
+	cfg->hc.type = HC_TCP;
+	cfg->hc.status = 200;
+	strcpy(cfg->hc.path, "/");
+	cfg->hc.interval_ms = 2000;
+	cfg->hc.timeout_ms = 1000;
+	cfg->hc.rise = 2;
+	cfg->hc.fall = 3;
+	cfg->hc_via_encap = true;
+	strcpy(cfg->metrics_listen, "127.0.0.1:9478");
+	strcpy(cfg->state_file, "/var/lib/maglev/state.json");
+	strcpy(cfg->control_socket, CTL_DEFAULT_SOCKET);
+	strcpy(cfg->pin_dir, MAGLEV_PIN_DIR);
+	cfg->log_level = LOG_INFO;
+}
+
+const char *hc_type_name(enum hc_type t)
+{
+	switch (t) {
+	case HC_TCP:
+		return "tcp";
+	case HC_HTTP:
+		return "http";
+	default:
+		return "none";
+	}
+}
+
+int hc_type_parse(const char *s, enum hc_type *t)
+{
+	if (!strcmp(s, "tcp"))
+		*t = HC_TCP;
+	else if (!strcmp(s, "http"))
+		*t = HC_HTTP;
+	else if (!strcmp(s, "none"))
+		*t = HC_NONE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* The path goes into the request line as is: '/' then visible ASCII only. */
+static bool http_path_ok(const char *path)
+{
+	const unsigned char *c = (const unsigned char *)path;
+
+	if (*c != '/')
+		return false;
+	for (; *c; c++)
+		if (*c <= ' ' || *c >= 0x7f)
+			return false;
+	return true;
+}
+
+int hc_params_check(const struct hc_params *p, char *err, size_t errlen)
+{
+	if (p->interval_ms < 100 || p->interval_ms > 3600000) {
+		snprintf(err, errlen, "health-check interval must be 100..3600000 ms");
+		return -EINVAL;
+	}
+	if (p->timeout_ms < 10 || p->timeout_ms > p->interval_ms) {
+		snprintf(err, errlen, "health-check timeout must be 10 ms..interval (%u ms)",
+			 p->interval_ms);
+		return -EINVAL;
+	}
+	if (p->rise < 1 || p->rise > 100 || p->fall < 1 || p->fall > 100) {
+		snprintf(err, errlen, "health-check rise and fall must be 1..100");
+		return -EINVAL;
+	}
+	if (p->status < 100 || p->status > 599) {
+		snprintf(err, errlen, "expected HTTP status must be 100..599");
+		return -EINVAL;
+	}
+	if (!http_path_ok(p->path)) {
+		snprintf(err, errlen,
+			 "HTTP check path must start with '/' and hold no spaces or control "
+			 "characters");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_hex64(const char *s, __u64 *out)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		int c = s[i], d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			return -EINVAL;
+		v = (v << 4) | (uint64_t)d;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int b[6];
+	char tail;
+	int i;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		   &tail) != 6 ||
+	    strlen(s) != 17)
+		return -EINVAL;
+	for (i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	return 0;
+}
+
+/* "203.0.113.0/24" or "2001:db8:1::/64"; family must match want. */
+static int parse_prefix(const char *s, int want, uint32_t *addr, uint32_t *plen)
+{
+	char host[64];
+	const char *slash = strchr(s, '/');
+	uint64_t len;
+	char e[64];
+	int max = want == AF_INET ? 32 : 128;
+
+	if (!slash || (size_t)(slash - s) >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, (size_t)(slash - s));
+	host[slash - s] = '\0';
+	if (inet_pton(want, host, addr) != 1)
+		return -EINVAL;
+	if (ctl_parse_uint(slash + 1, "prefix length", 0, (uint64_t)max, &len, e, sizeof(e)))
+		return -EINVAL;
+	*plen = (uint32_t)len;
+	return 0;
+}
+
+static int set_string(char *dst, size_t cap, const char *v)
+{
+	if (strlen(v) >= cap)
+		return -ENAMETOOLONG;
+	strcpy(dst, v);
+	return 0;
+}
+
+#define U(key_name, field, lo, hi)                                           \
+	else if (!strcmp(key, key_name))                                     \
+	{                                                                    \
+		if (ctl_parse_uint(val, key_name, lo, hi, &u, e, sizeof(e))) \
+			goto bad_value;                                      \
+		field = u;                                                   \
+	}
+
+/* Apply one "key value" line. */
+static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *err, size_t errlen)
+{
+	char e[160] = "";
+	uint64_t u;
+
+	if (!*val) {
+		snprintf(err, errlen, "'%.40s' needs a value", key);
+		return -EINVAL;
+	}
+	if (!strcmp(key, "interface") || !strcmp(key, "interfaces")) {
+		char *save = NULL, *tok;
+
+		for (tok = strtok_r(val, " \t,", &save); tok; tok = strtok_r(NULL, " \t,", &save)) {
+			int i;
+
+			if (strlen(tok) >= IF_NAMESIZE) {
+				snprintf(err, errlen, "interface name '%s' too long", tok);
+				return -EINVAL;
+			}
+			for (i = 0; i < cfg->n_ifaces; i++)
+				if (!strcmp(cfg->ifaces[i], tok))
+					break;
+			if (i < cfg->n_ifaces)
+				continue;
+			if (cfg->n_ifaces == CFG_MAX_IFACES) {
+				snprintf(err, errlen, "more than %d interfaces", CFG_MAX_IFACES);
+				return -EINVAL;
+			}
+			strcpy(cfg->ifaces[cfg->n_ifaces++], tok);
+		}
+	} else if (!strcmp(key, "xdp_mode")) {
+		if (!strcmp(val, "native"))
+			cfg->xdp_generic = false;
+		else if (!strcmp(val, "generic"))
+			cfg->xdp_generic = true;
+		else {
+			snprintf(e, sizeof(e), "want native or generic");
+			goto bad_value;
+		}
+	} else if (!strcmp(key, "seed")) {
+		if (strlen(val) != 32 || parse_hex64(val, &cfg->seed.k0) ||
+		    parse_hex64(val + 16, &cfg->seed.k1)) {
+			snprintf(e, sizeof(e), "want 32 hex digits (128 bits)");
+			goto bad_value;
+		}
+		cfg->seed_default = false;
+	} else if (!strcmp(key, "nexthop_mac")) {
+		if (!strcmp(val, "auto")) {
+			cfg->nexthop_auto = true;
+		} else if (parse_mac(val, cfg->nexthop_mac)) {
+			snprintf(e, sizeof(e), "want aa:bb:cc:dd:ee:ff or auto");
+			goto bad_value;
+		} else {
+			cfg->nexthop_auto = false;
+		}
+	} else if (!strcmp(key, "src4_prefix")) {
+		if (parse_prefix(val, AF_INET, &cfg->src4_prefix, &cfg->src4_plen)) {
+			snprintf(e, sizeof(e), "want an IPv4 prefix like 203.0.113.0/24");
+			goto bad_value;
+		}
+		cfg->src4_set = true;
+	} else if (!strcmp(key, "src6_prefix")) {
+		if (parse_prefix(val, AF_INET6, cfg->src6_prefix, &cfg->src6_plen)) {
+			snprintf(e, sizeof(e), "want an IPv6 prefix like 2001:db8:ff::/64");
+			goto bad_value;
+		}
+		cfg->src6_set = true;
+	}
+	U("mtu", cfg->mtu, 0, 65535)
+	U("new_flow_limit", cfg->new_flow_limit, 0, UINT32_MAX)
+	U("udp_idle_timeout_ms", cfg->udp_idle_ms, 1000, 86400000)
+	U("conn_table_size", cfg->conn_table_size, 1024, 1u << 28)
+	U("max_vips", cfg->max_vips, 1, MAGLEV_MAX_VIPS)
+	U("max_backends_per_vip", cfg->max_backends_per_vip, 1, MAGLEV_MAX_BACKENDS - 1)
+	else if (!strcmp(key, "health_check"))
+	{
+		if (hc_type_parse(val, &cfg->hc.type)) {
+			snprintf(e, sizeof(e), "want tcp, http or none");
+			goto bad_value;
+		}
+	}
+	U("health_port", cfg->hc.port, 0, 65535)
+	U("health_interval_ms", cfg->hc.interval_ms, 100, 3600000)
+	U("health_timeout_ms", cfg->hc.timeout_ms, 10, 3600000)
+	U("health_rise", cfg->hc.rise, 1, 100)
+	U("health_fall", cfg->hc.fall, 1, 100)
+	U("health_http_status", cfg->hc.status, 100, 599)
+	else if (!strcmp(key, "health_via_encap"))
+	{
+		if (strcmp(val, "yes") && strcmp(val, "no")) {
+			snprintf(e, sizeof(e), "want yes or no");
+			goto bad_value;
+		}
+		cfg->hc_via_encap = !strcmp(val, "yes");
+	}
+	else if (!strcmp(key, "health_http_path"))
+	{
+		if (!http_path_ok(val)) {
+			snprintf(e, sizeof(e),
+				 "want a path starting with '/', without spaces or control "
+				 "characters");
+			goto bad_value;
+		}
+		if (set_string(cfg->hc.path, sizeof(cfg->hc.path), val))
+			goto too_long;
+	}
+	else if (!strcmp(key, "metrics_listen"))
+	{
+		struct ctl_addr a;
+		uint16_t port;
+
+		if (!strcmp(val, "off")) {
+			cfg->metrics_listen[0] = '\0';
+		} else if (ctl_parse_endpoint(val, &a, &port, e, sizeof(e))) {
+			goto bad_value;
+		} else if (set_string(cfg->metrics_listen, sizeof(cfg->metrics_listen), val)) {
+			goto too_long;
+		}
+	}
+	else if (!strcmp(key, "state_file"))
+	{
+		if (val[0] != '/') {
+			snprintf(e, sizeof(e), "want an absolute path");
+			goto bad_value;
+		}
+		if (set_string(cfg->state_file, sizeof(cfg->state_file), val))
+			goto too_long;
+	}
+	else if (!strcmp(key, "control_socket"))
+	{
+		if (val[0] != '/') {
+			snprintf(e, sizeof(e), "want an absolute path");
+			goto bad_value;
+		}
+		if (set_string(cfg->control_socket, sizeof(cfg->control_socket), val))
+			goto too_long;
+	}
+	else if (!strcmp(key, "control_group"))
+	{
+		struct group *g = getgrnam(val);
+
+		if (!g) {
+			snprintf(e, sizeof(e), "no such group");
+			goto bad_value;
+		}
+		if (set_string(cfg->control_group, sizeof(cfg->control_group), val))
+			goto too_long;
+		cfg->has_group = true;
+		cfg->control_gid = g->gr_gid;
+	}
+	else if (!strcmp(key, "pin_dir"))
+	{
+		if (val[0] != '/') {
+			snprintf(e, sizeof(e), "want an absolute path");
+			goto bad_value;
+		}
+		if (set_string(cfg->pin_dir, sizeof(cfg->pin_dir), val))
+			goto too_long;
+	}
+	else if (!strcmp(key, "log_level"))
+	{
+		int l = log_parse_level(val);
+
+		if (l < 0) {
+			snprintf(e, sizeof(e), "want err, warn, info or debug");
+			goto bad_value;
+		}
+		cfg->log_level = l;
+	}
+	else
+	{
+		snprintf(err, errlen, "unknown key '%.40s'", key);
+		return -EINVAL;
+	}
+	return 0;
+
+bad_value:
+	snprintf(err, errlen, "bad value '%.60s' for %.40s%s%s", val, key, e[0] ? ": " : "", e);
+	return -EINVAL;
+too_long:
+	snprintf(err, errlen, "value of %.40s too long", key);
+	return -EINVAL;
+}
+
+int config_parse(const char *text, size_t len, struct maglevd_config *cfg, char *err, size_t errlen)
+{
+	char line[1024], e[200];
+	size_t pos = 0;
+	int lineno = 0;
+
+	while (pos < len) {
+		size_t n = 0;
+		char *p, *key, *val, *end;
+
+		lineno++;
+		while (pos < len && text[pos] != '\n') {
+			if (n + 1 >= sizeof(line)) {
+				snprintf(err, errlen, "line %d: too long", lineno);
+				return -EINVAL;
+			}
+			if (text[pos] == '\0') {
+				snprintf(err, errlen, "line %d: NUL byte", lineno);
+				return -EINVAL;
+			}
+			line[n++] = text[pos++];
+		}
+		pos++;
+		line[n] = '\0';
+		p = strchr(line, '#');
+		if (p)
+			*p = '\0';
+		key = line;
+		while (isspace((unsigned char)*key))
+			key++;
+		if (!*key)
+			continue;
+		val = key;
+		while (*val && !isspace((unsigned char)*val))
+			val++;
+		if (*val)
+			*val++ = '\0';
+		while (isspace((unsigned char)*val))
+			val++;
+		end = val + strlen(val);
+		while (end > val && isspace((unsigned char)end[-1]))
+			*--end = '\0';
+		if (config_apply(cfg, key, val, e, sizeof(e))) {
+			snprintf(err, errlen, "line %d: %s", lineno, e);
+			return -EINVAL;
+		}
+	}
+	if (hc_params_check(&cfg->hc, e, sizeof(e))) {
+		snprintf(err, errlen, "%s", e);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int config_load(const char *path, struct maglevd_config *cfg, char *err, size_t errlen)
+{
+	char *buf;
+	size_t off = 0;
+	ssize_t n;
+	int fd, r;
+
+	config_defaults(cfg);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	buf = malloc(CFG_MAX_FILE);
+	if (!buf) {
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	while ((n = read(fd, buf + off, CFG_MAX_FILE - off)) > 0) {
+		off += (size_t)n;
+		if (off == CFG_MAX_FILE)
+			break;
+	}
+	r = n < 0 ? -errno : 0;
+	close(fd);
+	if (r) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+	} else if (off == CFG_MAX_FILE) {
+		snprintf(err, errlen, "%s: larger than %u bytes", path, CFG_MAX_FILE);
+		r = -EFBIG;
+	} else {
+		char e[240];
+
+		r = config_parse(buf, off, cfg, e, sizeof(e));
+		if (r)
+			snprintf(err, errlen, "%s: %s", path, e);
+	}
+	free(buf);
+	return r;
+}

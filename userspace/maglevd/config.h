@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * maglevd's configuration file: one "key value" per line, '#' starts a
+ * comment. docs/maglevd.conf.example documents every key.
+ */
+#ifndef MAGLEVD_CONFIG_H
+#define MAGLEVD_CONFIG_H
+
+#include <limits.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "maglev_hash.h"
+
+#define MAGLEVD_DEFAULT_CONFIG "/etc/maglev/maglevd.conf"
+#define CFG_MAX_IFACES	       16
+#define CFG_PATH_MAX	       256
+
+enum hc_type { HC_NONE = 0, HC_TCP = 1, HC_HTTP = 2 };
+
+/* Health-check settings: config defaults, overridable per VIP. */
+struct hc_params {
+	enum hc_type type;
+	uint16_t port;	 /* 0: the VIP's port */
+	uint16_t status; /* expected HTTP status */
+	char path[128];	 /* HTTP path */
+	uint32_t interval_ms;
+	uint32_t timeout_ms;
+	uint32_t rise;
+	uint32_t fall;
+};
+
+struct maglevd_config {
+	char ifaces[CFG_MAX_IFACES][IF_NAMESIZE];
+	int n_ifaces;
+	bool xdp_generic;
+	struct maglev_seed seed;
+	bool seed_default; /* no seed in the file: the documented default */
+	bool nexthop_auto;
+	uint8_t nexthop_mac[6];
+	bool src4_set, src6_set;
+	uint32_t src4_prefix, src4_plen; /* network order prefix */
+	uint32_t src6_prefix[4], src6_plen;
+	uint32_t mtu; /* 0: the first interface's MTU */
+	uint32_t new_flow_limit;
+	uint64_t udp_idle_ms;
+	uint32_t conn_table_size;
+	uint32_t max_vips;
+	uint32_t max_backends_per_vip;
+	struct hc_params hc;
+	bool hc_via_encap;	 /* health checks through the encapsulation */
+	char metrics_listen[64]; /* "" when off */
+	char state_file[CFG_PATH_MAX];
+	char control_socket[108];
+	char control_group[64];
+	bool has_group;
+	gid_t control_gid;
+	char pin_dir[CFG_PATH_MAX];
+	int log_level;
+};
+
+void config_defaults(struct maglevd_config *cfg);
+/* Parse text (len bytes, need not be NUL-terminated) over the defaults. */
+int config_parse(const char *text, size_t len, struct maglevd_config *cfg, char *err,
+		 size_t errlen);
+int config_load(const char *path, struct maglevd_config *cfg, char *err, size_t errlen);
+
+const char *hc_type_name(enum hc_type t);
+int hc_type_parse(const char *s, enum hc_type *t);
+/* Check a health-check parameter set for consistency. */
+int hc_params_check(const struct hc_params *p, char *err, size_t errlen);
+
+#endif /* MAGLEVD_CONFIG_H */

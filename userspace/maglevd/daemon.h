@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * maglevd's process-wide state and its event loop: one thread, one epoll
+ * set. Every source of events (signals, the control socket and its clients,
+ * the metrics server and its clients, health-check sockets, the timer)
+ * registers a struct ev_source whose callback runs when its fd is ready.
+ */
+#ifndef MAGLEVD_DAEMON_H
+#define MAGLEVD_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#include "config.h"
+#include "datapath.h"
+#include "registry.h"
+
+struct daemon;
+
+struct ev_source {
+	int fd;
+	void (*cb)(struct daemon *d, struct ev_source *src, uint32_t events);
+};
+
+struct daemon {
+	const char *config_path;
+	struct maglevd_config cfg;
+	struct maglev_dp *dp;
+	struct registry *reg; /* live: what the datapath holds */
+	struct registry_ctx ctx;
+	int epfd;
+	bool stop;
+	uint64_t start_ms;
+	uint64_t commits, commit_failures, reloads, reload_failures, ctl_requests, ctl_rejected;
+	int ifindex[CFG_MAX_IFACES];
+	int n_attached;
+};
+
+int ev_add(struct daemon *d, struct ev_source *src, uint32_t events);
+int ev_mod(struct daemon *d, struct ev_source *src, uint32_t events);
+void ev_del(struct daemon *d, struct ev_source *src);
+uint64_t mono_ms(void);
+uint64_t mono_us(void);
+
+/*
+ * Make next the live registry: write its difference to the datapath, then
+ * persist it. On failure err says what; the daemon keeps running.
+ */
+int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t errlen);
+
+/* Control requests (requests.c): one JSON request line in, one answer out. */
+json_object *ctl_handle(struct daemon *d, const char *line, size_t len);
+
+/* Control socket (ctl_server.c). */
+int ctl_server_start(struct daemon *d, char *err, size_t errlen);
+void ctl_server_stop(struct daemon *d);
+/* Socket owner group and mode from d->cfg (control_group), at start and on reload. */
+void ctl_server_apply_group(struct daemon *d);
+
+/* Metrics over HTTP (metrics.c). */
+int metrics_start(struct daemon *d, const char *listen_addr, char *err, size_t errlen);
+void metrics_stop(struct daemon *d);
+/* Sample counters for rates; called once a second. */
+void metrics_sample(struct daemon *d);
+/* Prometheus text exposition of everything (metrics.c). */
+char *metrics_render(struct daemon *d, size_t *len);
+
+/* Health checks (health.c). */
+void health_tick(struct daemon *d);
+void health_json(struct daemon *d, const struct vip *v, const struct be *b, json_object *o);
+uint64_t health_checks_total(uint32_t idx, bool ok);
+
+/* Datapath configuration derived from the config file (netinfo.c). */
+int daemon_dp_config(struct daemon *d, const struct maglevd_config *cfg, struct maglev_config *out,
+		     char *err, size_t errlen);
+/*
+ * Follow the default gateway's MAC for nexthop_mac auto (netinfo.c): route
+ * and neighbour events, and the entry kept verified by the kernel; a new
+ * MAC goes into the datapath config at once.
+ */
+int nexthop_watch_start(struct daemon *d, char *err, size_t errlen);
+void nexthop_watch_stop(struct daemon *d);
+
+#endif /* MAGLEVD_DAEMON_H */

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Backend health checks: non-blocking TCP connects and HTTP GETs driven by
+ * the event loop. A backend changes state only after `rise` successes or
+ * `fall` failures in a row, so a flapping backend does not churn the table.
+ * A state change rebuilds that VIP's table like any other change.
+ *
+ * With health_via_encap (the default) a check connects to the VIP itself,
+ * marked with the backend's index, and bpf/maglev_hc.bpf.c on the balancer's
+ * interfaces encapsulates it toward that backend like client traffic
+ * (userspace/lib/hc_encap.h): the check then needs what clients need, the
+ * backend's decapsulation, the VIP on it and the service on the VIP.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <net/if.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "hc_encap.h"
+#include "log.h"
+
+enum hc_phase { HC_IDLE, HC_CONNECTING, HC_READING };
+
+struct hc_slot {
+	struct ev_source src; /* fd of the check in flight; first member */
+	uint32_t idx, vip_id, gen;
+	enum hc_phase phase;
+	struct hc_params p; /* settings of the check in flight */
+	uint64_t next_ms, deadline_ms, started_ms, last_ms;
+	uint32_t ok_streak, fail_streak;
+	int last_ok; /* -1: no result yet */
+	double last_rtt_ms;
+	uint64_t checks_ok, checks_fail;
+	char last_error[96];
+	char resp[64];
+	size_t resp_len;
+};
+
+static struct hc_slot *slots[MAGLEV_MAX_BACKENDS];
+
+/*
+ * The encapsulating TC program: loaded and attached while health_via_encap
+ * is on, to the configured interfaces (followed across reloads); removed
+ * from them when it is turned off. A failure is retried every few seconds,
+ * and meanwhile checks fail with the reason: never silently direct.
+ */
+static struct {
+	struct hc_encap *h;
+	int ifindex[CFG_MAX_IFACES];
+	int n;
+	bool cleaned; /* filters of an earlier run removed (health_via_encap no) */
+	uint64_t retry_ms;
+	char err[200];
+} enc;
+
+static bool enc_has(const int *list, int n, int ifindex)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (list[i] == ifindex)
+			return true;
+	return false;
+}
+
+static void encap_sync(struct daemon *d)
+{
+	int want[CFG_MAX_IFACES], nwant = 0, i, r;
+	char e[200];
+
+	if (!d->cfg.hc_via_encap) {
+		if (enc.h || !enc.cleaned) {
+			for (i = 0; i < d->cfg.n_ifaces; i++) {
+				int ifindex = (int)if_nametoindex(d->cfg.ifaces[i]);
+
+				if (ifindex && !enc_has(enc.ifindex, enc.n, ifindex))
+					hc_encap_detach(ifindex);
+			}
+			for (i = 0; i < enc.n; i++)
+				hc_encap_detach(enc.ifindex[i]);
+			if (enc.h)
+				log_info("health: checks go straight to the backends");
+			hc_encap_close(enc.h);
+			enc.h = NULL;
+			enc.n = 0;
+			enc.cleaned = true;
+		}
+		enc.err[0] = '\0';
+		return;
+	}
+	enc.cleaned = false;
+	for (i = 0; i < d->cfg.n_ifaces; i++) {
+		int ifindex = (int)if_nametoindex(d->cfg.ifaces[i]);
+
+		if (ifindex)
+			want[nwant++] = ifindex;
+	}
+	if (enc.h && !enc.err[0] && nwant == enc.n) {
+		for (i = 0; i < nwant && enc_has(enc.ifindex, enc.n, want[i]); i++)
+			;
+		if (i == nwant)
+			return; /* attached where wanted */
+	}
+	if (enc.err[0] && mono_ms() < enc.retry_ms)
+		return;
+	if (!enc.h) {
+		int fd = maglev_dp_map_fd(d->dp, "maglev_cfg");
+
+		r = fd < 0 ? fd : hc_encap_open(&enc.h, fd, e, sizeof(e));
+		if (fd < 0)
+			snprintf(e, sizeof(e), "no config map");
+		if (r)
+			goto fail;
+	}
+	for (i = 0; i < enc.n; i++)
+		if (!enc_has(want, nwant, enc.ifindex[i]))
+			hc_encap_detach(enc.ifindex[i]);
+	enc.n = 0;
+	for (i = 0; i < nwant; i++) {
+		r = hc_encap_attach(enc.h, want[i], e, sizeof(e));
+		if (r)
+			goto fail;
+		enc.ifindex[enc.n++] = want[i];
+	}
+	if (!nwant) {
+		snprintf(e, sizeof(e), "none of the configured interfaces exists");
+		goto fail;
+	}
+	enc.err[0] = '\0';
+	log_info("health: checks go through the encapsulation (TC egress on %d interface%s)", nwant,
+		 nwant == 1 ? "" : "s");
+	return;
+fail:
+	if (strcmp(enc.err, e))
+		log_err("health: health_via_encap: %s (retrying every 5 s; "
+			"health_via_encap no sends checks straight to the backends)",
+			e);
+	snprintf(enc.err, sizeof(enc.err), "%s", e);
+	enc.retry_ms = mono_ms() + 5000;
+}
+
+static void slot_close(struct daemon *d, struct hc_slot *s)
+{
+	if (s->src.fd >= 0) {
+		ev_del(d, &s->src);
+		close(s->src.fd);
+		s->src.fd = -1;
+	}
+	s->phase = HC_IDLE;
+}
+
+/* A check slot that goes away takes its encapsulation target along. */
+static void slot_free(struct daemon *d, uint32_t idx)
+{
+	if (!slots[idx])
+		return;
+	slot_close(d, slots[idx]);
+	free(slots[idx]);
+	slots[idx] = NULL;
+	if (enc.h)
+		hc_encap_clear(enc.h, idx);
+}
+
+/* Apply a health verdict to the live registry: clone, flip, commit. */
+static void set_health(struct daemon *d, uint32_t vip_id, uint32_t idx, uint32_t gen, bool up)
+{
+	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN], err[300];
+	struct registry *next;
+	struct vip *v;
+	uint32_t i;
+
+	next = registry_clone(d->reg);
+	if (!next) {
+		log_err("health: out of memory applying a state change");
+		return;
+	}
+	v = next->vips[vip_id];
+	for (i = 0; v && i < v->nbe; i++) {
+		struct be *b = &v->bes[i];
+
+		if (b->idx != idx || b->gen != gen)
+			continue;
+		b->up = up;
+		v->dirty = true;
+		ctl_format_vip(&v->key, vname, sizeof(vname));
+		ctl_format_addr(&b->addr, bname, sizeof(bname));
+		log_info("health: backend %s of %s is %s (%s)", bname, vname, up ? "up" : "down",
+			 slots[idx] ? slots[idx]->last_error : "");
+		if (daemon_commit(d, next, err, sizeof(err)))
+			log_err("health: applying %s %s: %s", bname, up ? "up" : "down", err);
+		return;
+	}
+	registry_free(next);
+}
+
+static void finish(struct daemon *d, uint32_t idx, bool ok, const char *why)
+{
+	struct hc_slot *s = slots[idx];
+	struct vip *v;
+	uint32_t i;
+
+	slot_close(d, s);
+	s->last_ms = mono_ms();
+	s->last_rtt_ms = (double)(s->last_ms - s->started_ms);
+	s->last_ok = ok;
+	snprintf(s->last_error, sizeof(s->last_error), "%s", ok ? "" : why);
+	s->next_ms = s->started_ms + s->p.interval_ms;
+	if (ok) {
+		s->checks_ok++;
+		s->ok_streak++;
+		s->fail_streak = 0;
+	} else {
+		s->checks_fail++;
+		s->fail_streak++;
+		s->ok_streak = 0;
+	}
+	v = d->reg->vips[s->vip_id];
+	for (i = 0; v && i < v->nbe; i++) {
+		struct be *b = &v->bes[i];
+
+		if (b->idx != idx || b->gen != s->gen)
+			continue;
+		if (!b->up && ok && s->ok_streak >= s->p.rise)
+			set_health(d, s->vip_id, idx, s->gen, true);
+		else if (b->up && !ok && s->fail_streak >= s->p.fall)
+			set_health(d, s->vip_id, idx, s->gen, false);
+		return;
+	}
+}
+
+static void on_ready(struct daemon *d, struct ev_source *src, uint32_t events)
+{
+	struct hc_slot *s = (struct hc_slot *)src;
+	uint32_t idx = s->idx;
+	int soerr = 0;
+	socklen_t sl = sizeof(soerr);
+	char req[256], host[CTL_ADDR_STRLEN];
+	ssize_t n;
+
+	if (s->phase == HC_CONNECTING) {
+		if (getsockopt(src->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "connect: %s", strerror(soerr ? soerr : errno));
+			finish(d, idx, false, why);
+			return;
+		}
+		if (s->p.type == HC_TCP) {
+			finish(d, idx, true, "");
+			return;
+		}
+		/* HTTP: the request fits any socket buffer, so one send does it. */
+		{
+			struct sockaddr_storage ss;
+			socklen_t al = sizeof(ss);
+
+			if (getpeername(src->fd, (struct sockaddr *)&ss, &al) ||
+			    !inet_ntop(ss.ss_family,
+				       ss.ss_family == AF_INET6
+					       ? (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+					       : (void *)&((struct sockaddr_in *)&ss)->sin_addr,
+				       host, sizeof(host)))
+				strcpy(host, "backend");
+		}
+		snprintf(req, sizeof(req),
+			 "GET %s HTTP/1.0\r\nHost: %s%s%s\r\nUser-Agent: maglevd-health\r\n"
+			 "Connection: close\r\n\r\n",
+			 s->p.path, strchr(host, ':') ? "[" : "", host,
+			 strchr(host, ':') ? "]" : "");
+		n = send(src->fd, req, strlen(req), MSG_NOSIGNAL);
+		if (n != (ssize_t)strlen(req)) {
+			finish(d, idx, false, "http: send failed");
+			return;
+		}
+		s->phase = HC_READING;
+		s->resp_len = 0;
+		ev_mod(d, src, EPOLLIN);
+		return;
+	}
+	n = recv(src->fd, s->resp + s->resp_len, sizeof(s->resp) - 1 - s->resp_len, 0);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		finish(d, idx, false, "http: read failed");
+		return;
+	}
+	s->resp_len += (size_t)n;
+	s->resp[s->resp_len] = '\0';
+	if (n > 0 && s->resp_len < 12 && !strchr(s->resp, '\n'))
+		return; /* status line not complete yet */
+	{
+		unsigned int major, minor, status;
+		char why[96];
+
+		if (sscanf(s->resp, "HTTP/%u.%u %u", &major, &minor, &status) != 3) {
+			finish(d, idx, false, "http: no status line");
+			return;
+		}
+		if (status != s->p.status) {
+			snprintf(why, sizeof(why), "http: status %u, want %u", status, s->p.status);
+			finish(d, idx, false, why);
+			return;
+		}
+		finish(d, idx, true, "");
+	}
+}
+
+static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v,
+			const struct be *b)
+{
+	/* Through the encapsulation the check connects to the VIP, as clients do. */
+	bool via_encap = d->cfg.hc_via_encap;
+	const uint32_t *dst = via_encap ? v->key.addr : b->addr.addr;
+	uint8_t family = via_encap ? v->key.family : b->addr.family;
+	struct sockaddr_storage ss;
+	socklen_t al;
+	int fd;
+
+	memset(&ss, 0, sizeof(ss));
+	if (family == MAGLEV_AF_INET6) {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+
+		a6->sin6_family = AF_INET6;
+		memcpy(&a6->sin6_addr, dst, 16);
+		a6->sin6_port = htons(s->p.port);
+		al = sizeof(*a6);
+	} else {
+		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+
+		a4->sin_family = AF_INET;
+		a4->sin_addr.s_addr = dst[0];
+		a4->sin_port = htons(s->p.port);
+		al = sizeof(*a4);
+	}
+	s->started_ms = mono_ms();
+	s->deadline_ms = s->started_ms + s->p.timeout_ms;
+	if (via_encap) {
+		struct maglev_hc_target t;
+		char why[240];
+
+		if (enc.err[0] || !enc.h) {
+			snprintf(why, sizeof(why), "health_via_encap: %s",
+				 enc.err[0] ? enc.err : "not attached");
+			finish(d, b->idx, false, why);
+			return;
+		}
+		memset(&t, 0, sizeof(t));
+		memcpy(t.backend, b->addr.addr, sizeof(t.backend));
+		memcpy(t.vip, v->key.addr, sizeof(t.vip));
+		t.backend_family = b->addr.family;
+		t.vip_family = v->key.family;
+		t.encap = v->encap;
+		t.gue_port = htons(v->gue_port ? v->gue_port : MAGLEV_GUE_PORT_DEFAULT);
+		t.port = htons(s->p.port);
+		if (hc_encap_set(enc.h, b->idx, &t)) {
+			finish(d, b->idx, false, "health_via_encap: writing the target failed");
+			return;
+		}
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		finish(d, b->idx, false, "socket failed");
+		return;
+	}
+	if (via_encap) {
+		uint32_t mark = MAGLEV_HC_MARK_BASE | b->idx;
+
+		if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark))) {
+			close(fd);
+			finish(d, b->idx, false, "health_via_encap: SO_MARK refused");
+			return;
+		}
+	}
+	s->src.fd = fd;
+	s->src.cb = on_ready;
+	s->phase = HC_CONNECTING;
+	if (connect(fd, (struct sockaddr *)&ss, al) && errno != EINPROGRESS) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "connect: %s", strerror(errno));
+		close(fd);
+		s->src.fd = -1;
+		finish(d, b->idx, false, why);
+		return;
+	}
+	if (ev_add(d, &s->src, EPOLLOUT)) {
+		close(fd);
+		s->src.fd = -1;
+		finish(d, b->idx, false, "epoll failed");
+	}
+}
+
+void health_tick(struct daemon *d)
+{
+	struct registry *reg = d->reg;
+	uint64_t now = mono_ms();
+	uint32_t i, j;
+
+	encap_sync(d);
+	/* Checks of backends that are gone are dropped. */
+	for (i = 1; i < MAGLEV_MAX_BACKENDS; i++) {
+		if (slots[i] && d->reg->idx_used[i] != 1)
+			slot_free(d, i);
+	}
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		struct vip *v = d->reg->vips[i];
+		struct hc_params p;
+
+		if (!v)
+			continue;
+		vip_hc(v, &d->cfg.hc, &p);
+		for (j = 0; j < v->nbe; j++) {
+			struct be *b = &v->bes[j];
+			struct hc_slot *s = slots[b->idx];
+
+			if (s && (s->gen != b->gen || s->vip_id != v->id)) {
+				slot_free(d, b->idx);
+				s = NULL;
+			}
+			if (p.type == HC_NONE) {
+				if (s)
+					slot_free(d, b->idx);
+				/* Without checks a backend is up by definition. */
+				if (!b->up) {
+					set_health(d, v->id, b->idx, b->gen, true);
+					/* The registry was replaced: resume next tick. */
+					return;
+				}
+				continue;
+			}
+			if (!s) {
+				s = calloc(1, sizeof(*s));
+				if (!s)
+					continue;
+				s->src.fd = -1;
+				s->idx = b->idx;
+				s->vip_id = v->id;
+				s->gen = b->gen;
+				s->last_ok = -1;
+				/* Spread first checks over one interval. */
+				s->next_ms = now + (uint64_t)(rand() % (int)p.interval_ms) / 4;
+				slots[b->idx] = s;
+			}
+			if (s->phase != HC_IDLE) {
+				if (now >= s->deadline_ms)
+					finish(d, b->idx, false, "timeout");
+			} else if (now >= s->next_ms) {
+				s->p = p;
+				start_check(d, s, v, b);
+			}
+			/* A verdict replaced the registry (and freed v): next tick. */
+			if (d->reg != reg)
+				return;
+		}
+	}
+}
+
+void health_json(struct daemon *d, const struct vip *v, const struct be *b, json_object *o)
+{
+	const struct hc_slot *s = slots[b->idx];
+	struct hc_params p;
+
+	vip_hc(v, &d->cfg.hc, &p);
+	json_object_object_add(o, "check", json_object_new_string(hc_type_name(p.type)));
+	if (p.type == HC_NONE)
+		return;
+	json_object_object_add(o, "port", json_object_new_int64(p.port));
+	json_object_object_add(o, "via",
+			       json_object_new_string(d->cfg.hc_via_encap ? "encap" : "direct"));
+	if (!s || s->gen != b->gen)
+		return;
+	json_object_object_add(o, "last_result",
+			       s->last_ok < 0 ? NULL
+					      : json_object_new_string(s->last_ok ? "ok" : "fail"));
+	if (s->last_ok == 0)
+		json_object_object_add(o, "last_error", json_object_new_string(s->last_error));
+	if (s->last_ok >= 0) {
+		json_object_object_add(o, "last_check_ms_ago",
+				       json_object_new_int64((int64_t)(mono_ms() - s->last_ms)));
+		json_object_object_add(o, "rtt_ms", json_object_new_double(s->last_rtt_ms));
+	}
+	json_object_object_add(o, "ok_streak", json_object_new_int64(s->ok_streak));
+	json_object_object_add(o, "fail_streak", json_object_new_int64(s->fail_streak));
+	json_object_object_add(o, "checks_ok", json_object_new_uint64(s->checks_ok));
+	json_object_object_add(o, "checks_failed", json_object_new_uint64(s->checks_fail));
+}
+
+uint64_t health_checks_total(uint32_t idx, bool ok)
+{
+	const struct hc_slot *s = idx < MAGLEV_MAX_BACKENDS ? slots[idx] : NULL;
+
+	if (!s)
+		return 0;
+	return ok ? s->checks_ok : s->checks_fail;
+}

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * maglevd: loads (or adopts) the XDP balancer, restores its state, and runs
+ * the event loop serving the control socket, health checks and metrics.
+ * SIGTERM/SIGINT exit and leave the program attached (forwarding goes on);
+ * SIGHUP reloads the config file.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "slowpath.h"
+#include "state.h"
+#include "stream.h"
+#include "table_swap.h"
+
+#define TICK_MS 100
+
+/* -v: debug logging whatever log_level says, also after a reload. */
+static bool verbose;
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: maglevd [-c FILE] [-t] [-v]\n"
+		   "  -c, --config FILE  configuration file (default " MAGLEVD_DEFAULT_CONFIG ")\n"
+		   "  -t, --test         check the configuration file and exit\n"
+		   "  -v, --verbose      log at debug level (overrides log_level)\n"
+		   "  -h, --help         this help\n"
+		   "Runs in the foreground, logs to stderr, notifies systemd when ready.\n"
+		   "Signals: SIGTERM/SIGINT exit leaving the XDP program attached and\n"
+		   "forwarding; SIGHUP reloads the configuration file.\n"
+		   "Control it with maglevctl; see docs/operations.md.\n");
+}
+
+uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int ev_add(struct daemon *d, struct ev_source *src, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = src};
+
+	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, src->fd, &ev) ? -errno : 0;
+}
+
+int ev_mod(struct daemon *d, struct ev_source *src, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = src};
+
+	return epoll_ctl(d->epfd, EPOLL_CTL_MOD, src->fd, &ev) ? -errno : 0;
+}
+
+void ev_del(struct daemon *d, struct ev_source *src)
+{
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, src->fd, NULL);
+}
+
+int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t errlen)
+{
+	uint64_t t0 = mono_us();
+	char e2[300];
+	int r;
+
+	r = registry_commit(d->reg, next, &d->ctx, err, errlen);
+	if (r) {
+		log_err("datapath: %s", err);
+		/* Put the datapath back to the live registry: a change that could
+		 * not be applied whole is not applied at all.
+		 */
+		registry_mark_all(d->reg);
+		if (registry_commit(next, d->reg, &d->ctx, e2, sizeof(e2)))
+			log_err("datapath: rolling back: %s", e2);
+		registry_free(next);
+		d->commit_failures++;
+		return r;
+	}
+	log_debug("commit: datapath %llu us", (unsigned long long)(mono_us() - t0));
+	registry_free(d->reg);
+	d->reg = next;
+	d->commits++;
+	state_writer_submit(registry_get(next));
+	log_debug("commit done in %llu us", (unsigned long long)(mono_us() - t0));
+	return 0;
+}
+
+/* After a restart: drop what the datapath holds that the state does not
+ * (a crash between a datapath write and the state file's rename).
+ */
+static void purge_stale(struct daemon *d)
+{
+	struct maglev_vip_key key, next;
+	struct maglev_backend mb;
+	int fd = maglev_dp_map_fd(d->dp, "maglev_vips");
+	uint32_t i, n = 0;
+	bool first = true;
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		first = false;
+		if (!registry_find_vip(d->reg, &next)) {
+			maglev_dp_vip_del(d->dp, &next);
+			n++;
+			continue; /* deleted: restart the walk from the start */
+		}
+		key = next;
+	}
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
+		if (!d->reg->vips[i])
+			maglev_dp_table_clear(d->dp, i);
+	for (i = 1; i < MAGLEV_MAX_BACKENDS; i++) {
+		if (d->reg->idx_used[i] || maglev_dp_backend_get(d->dp, i, &mb) || !mb.flags)
+			continue;
+		mb.flags = 0;
+		maglev_dp_backend_set(d->dp, i, &mb);
+	}
+	if (n)
+		log_info("removed %u VIP entries the state file does not know", n);
+}
+
+/* The health verdict a backend had before a restart, from the datapath. */
+static void adopt_health(struct daemon *d)
+{
+	struct maglev_backend mb;
+	uint32_t i, j;
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		struct vip *v = d->reg->vips[i];
+
+		for (j = 0; v && j < v->nbe; j++) {
+			struct be *b = &v->bes[j];
+			struct hc_params p;
+
+			vip_hc(v, &d->cfg.hc, &p);
+			if (p.type == HC_NONE || maglev_dp_backend_get(d->dp, b->idx, &mb) ||
+			    mb.gen != b->gen || memcmp(mb.addr, b->addr.addr, sizeof(mb.addr)))
+				continue;
+			if (!(mb.flags & (MAGLEV_BACKEND_F_UP | MAGLEV_BACKEND_F_DRAIN)))
+				b->up = false;
+		}
+	}
+}
+
+static bool has_iface(const struct maglevd_config *cfg, const char *name)
+{
+	int i;
+
+	for (i = 0; i < cfg->n_ifaces; i++)
+		if (!strcmp(cfg->ifaces[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * Attach to every interface of cfg. On failure, the interfaces this call
+ * newly attached (not in old, the running configuration on a reload) are
+ * detached again, so a refused reload leaves the attachments as they were.
+ */
+static int attach_all(struct daemon *d, const struct maglevd_config *cfg,
+		      const struct maglevd_config *old, char *err, size_t errlen)
+{
+	int i, r = 0;
+
+	for (i = 0; i < cfg->n_ifaces; i++) {
+		int ifindex = (int)if_nametoindex(cfg->ifaces[i]);
+		char e[256];
+
+		if (!ifindex) {
+			snprintf(err, errlen, "interface %s: %s", cfg->ifaces[i], strerror(errno));
+			r = -ENODEV;
+			break;
+		}
+		r = maglev_dp_attach(d->dp, ifindex, cfg->xdp_generic, e, sizeof(e));
+		if (r) {
+			snprintf(err, errlen, "attaching to %s (%s mode): %s%s", cfg->ifaces[i],
+				 cfg->xdp_generic ? "generic" : "native", e,
+				 cfg->xdp_generic ? ""
+						  : " (xdp_mode generic if the driver lacks XDP)");
+			break;
+		}
+		log_info("attached to %s (ifindex %d, %s mode)", cfg->ifaces[i], ifindex,
+			 cfg->xdp_generic ? "generic" : "native");
+	}
+	while (r && old && i-- > 0) {
+		int ifindex = (int)if_nametoindex(cfg->ifaces[i]);
+
+		if (!has_iface(old, cfg->ifaces[i]) && ifindex && !maglev_dp_detach(d->dp, ifindex))
+			log_info("detached from %s again", cfg->ifaces[i]);
+	}
+	return r;
+}
+
+static void reload(struct daemon *d)
+{
+	struct maglevd_config nc;
+	struct maglev_config mc;
+	struct registry *next;
+	char err[400];
+	int i, j;
+
+	sd_notify(0, "RELOADING=1");
+	if (config_load(d->config_path, &nc, err, sizeof(err)))
+		goto fail;
+	/* Settings bound at start stay; say so rather than half-apply them. */
+	if (strcmp(nc.state_file, d->cfg.state_file) || strcmp(nc.pin_dir, d->cfg.pin_dir) ||
+	    strcmp(nc.control_socket, d->cfg.control_socket) ||
+	    nc.conn_table_size != d->cfg.conn_table_size || nc.xdp_generic != d->cfg.xdp_generic) {
+		log_warn("reload: state_file, pin_dir, control_socket, conn_table_size and "
+			 "xdp_mode take effect on restart only; keeping the running values");
+		strcpy(nc.state_file, d->cfg.state_file);
+		strcpy(nc.pin_dir, d->cfg.pin_dir);
+		strcpy(nc.control_socket, d->cfg.control_socket);
+		nc.conn_table_size = d->cfg.conn_table_size;
+		nc.xdp_generic = d->cfg.xdp_generic;
+	}
+	if (daemon_dp_config(d, &nc, &mc, err, sizeof(err)))
+		goto fail;
+	if (attach_all(d, &nc, &d->cfg, err, sizeof(err)))
+		goto fail;
+	for (i = 0; i < d->cfg.n_ifaces; i++) {
+		for (j = 0; j < nc.n_ifaces; j++)
+			if (!strcmp(d->cfg.ifaces[i], nc.ifaces[j]))
+				break;
+		if (j == nc.n_ifaces) {
+			int ifindex = (int)if_nametoindex(d->cfg.ifaces[i]);
+
+			if (ifindex && !maglev_dp_detach(d->dp, ifindex))
+				log_info("detached from %s", d->cfg.ifaces[i]);
+		}
+	}
+	if (strcmp(nc.metrics_listen, d->cfg.metrics_listen)) {
+		metrics_stop(d);
+		if (metrics_start(d, nc.metrics_listen, err, sizeof(err))) {
+			log_err("reload: %s; metrics stay on %s", err, d->cfg.metrics_listen);
+			metrics_start(d, d->cfg.metrics_listen, err, sizeof(err));
+			strcpy(nc.metrics_listen, d->cfg.metrics_listen);
+		}
+	}
+	maglev_dp_set_config(d->dp, &mc);
+	slowpath_config(&mc);
+	{
+		bool reseed = memcmp(&nc.seed, &d->cfg.seed, sizeof(nc.seed));
+
+		bool regroup =
+			nc.has_group != d->cfg.has_group || nc.control_gid != d->cfg.control_gid;
+
+		d->cfg = nc;
+		log_set_level(verbose ? LOG_DEBUG : nc.log_level);
+		if (regroup)
+			ctl_server_apply_group(d);
+		if (reseed) {
+			next = registry_clone(d->reg);
+			if (next) {
+				registry_mark_all(next);
+				if (daemon_commit(d, next, err, sizeof(err)))
+					log_err("reload: rebuilding tables for the new seed: %s",
+						err);
+			}
+			log_info("reload: new seed, every table rebuilt");
+		}
+	}
+	d->reloads++;
+	log_info("configuration reloaded from %s", d->config_path);
+	sd_notify(0, "READY=1");
+	return;
+fail:
+	d->reload_failures++;
+	log_err("reload failed, keeping the running configuration: %s", err);
+	sd_notify(0, "READY=1");
+}
+
+static void on_signal(struct daemon *d, struct ev_source *src, uint32_t events)
+{
+	struct signalfd_siginfo si;
+
+	while (read(src->fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			log_info("SIGHUP: reloading %s", d->config_path);
+			reload(d);
+		} else {
+			log_info("signal %u: exiting; the XDP program stays attached",
+				 si.ssi_signo);
+			d->stop = true;
+		}
+	}
+}
+
+static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
+{
+	static uint64_t last_sample;
+	uint64_t expirations, now = mono_ms();
+
+	if (read(src->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		log_debug("timer read: %s", strerror(errno));
+	stream_sweep(d);
+	health_tick(d);
+	slowpath_tick(d);
+	if (now - last_sample >= 1000) {
+		last_sample = now;
+		metrics_sample(d);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+					     {"test", no_argument, NULL, 't'},
+					     {"verbose", no_argument, NULL, 'v'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	struct ev_source sig_src = {.fd = -1, .cb = on_signal};
+	struct ev_source tick_src = {.fd = -1, .cb = on_tick};
+	struct itimerspec its = {.it_interval = {0, TICK_MS * 1000000L},
+				 .it_value = {0, TICK_MS * 1000000L}};
+	struct maglev_dp_opts dpo = {0};
+	struct maglev_config mc;
+	struct daemon d = {0};
+	bool test_only = false;
+	char err[512];
+	sigset_t sigs;
+	int c, i;
+
+	d.config_path = MAGLEVD_DEFAULT_CONFIG;
+	while ((c = getopt_long(argc, argv, "c:tvh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			d.config_path = optarg;
+			break;
+		case 't':
+			test_only = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	log_init();
+	if (config_load(d.config_path, &d.cfg, err, sizeof(err))) {
+		log_err("%s", err);
+		return 1;
+	}
+	if (test_only) {
+		printf("maglevd: %s: configuration OK\n", d.config_path);
+		return 0;
+	}
+	log_set_level(verbose ? LOG_DEBUG : d.cfg.log_level);
+	if (d.cfg.seed_default)
+		log_warn("no seed in %s: using the documented default seed; set a secret one "
+			 "(see docs/operations.md)",
+			 d.config_path);
+	d.start_ms = mono_ms();
+	srand((unsigned int)(d.start_ms ^ (uint64_t)getpid()));
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+
+	dpo.pin_dir = d.cfg.pin_dir;
+	dpo.conn_table_size = d.cfg.conn_table_size;
+	if (maglev_dp_open(&d.dp, &dpo, err, sizeof(err))) {
+		log_err("loading the datapath: %s", err);
+		return 1;
+	}
+	d.ctx.dp = d.dp;
+	d.ctx.cfg = &d.cfg;
+	if (daemon_dp_config(&d, &d.cfg, &mc, err, sizeof(err)) ||
+	    (maglev_dp_set_config(d.dp, &mc) &&
+	     snprintf(err, sizeof(err), "writing the datapath config") > 0)) {
+		log_err("%s", err);
+		goto fail_dp;
+	}
+	if (state_load(d.cfg.state_file, &d.ctx, &d.reg, err, sizeof(err))) {
+		log_err("state file: %s (fix or move it aside to start empty)", err);
+		goto fail_dp;
+	}
+	adopt_health(&d);
+	{
+		/* Write everything the state holds: identical tables for an
+		 * unchanged seed, so established and new flows keep their backends.
+		 */
+		if (registry_commit(NULL, d.reg, &d.ctx, err, sizeof(err))) {
+			log_err("restoring the datapath: %s", err);
+			goto fail_reg;
+		}
+	}
+	purge_stale(&d);
+	log_info("state: %u VIPs, %u backends from %s", d.reg->nvips, d.reg->nbackends,
+		 d.cfg.state_file);
+	if (attach_all(&d, &d.cfg, NULL, err, sizeof(err))) {
+		log_err("%s", err);
+		goto fail_reg;
+	}
+	if (!d.cfg.n_ifaces)
+		log_warn("no interface configured: the balancer is loaded but attached nowhere");
+
+	d.epfd = epoll_create1(EPOLL_CLOEXEC);
+	sig_src.fd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+	tick_src.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (d.epfd < 0 || sig_src.fd < 0 || tick_src.fd < 0 ||
+	    timerfd_settime(tick_src.fd, 0, &its, NULL) || ev_add(&d, &sig_src, EPOLLIN) ||
+	    ev_add(&d, &tick_src, EPOLLIN)) {
+		log_err("event loop setup: %s", strerror(errno));
+		goto fail_reg;
+	}
+	if (nexthop_watch_start(&d, err, sizeof(err)))
+		log_warn("%s: a new MAC of the gateway will not be followed", err);
+	if (ctl_server_start(&d, err, sizeof(err))) {
+		log_err("%s", err);
+		goto fail_reg;
+	}
+	if (metrics_start(&d, d.cfg.metrics_listen, err, sizeof(err))) {
+		log_err("%s", err);
+		goto fail_ctl;
+	}
+	if (state_save(d.cfg.state_file, d.reg, err, sizeof(err)) ||
+	    (state_writer_start(d.cfg.state_file) &&
+	     snprintf(err, sizeof(err), "cannot start the state writer") > 0)) {
+		log_err("state file: %s", err);
+		goto fail_metrics;
+	}
+	slowpath_tick(&d);
+	log_info("ready: control socket %s, metrics %s, pin dir %s", d.cfg.control_socket,
+		 d.cfg.metrics_listen[0] ? d.cfg.metrics_listen : "off", d.cfg.pin_dir);
+	sd_notify(0, "READY=1");
+
+	while (!d.stop) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(d.epfd, evs, 64, -1);
+
+		if (n < 0 && errno != EINTR) {
+			log_err("epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			struct ev_source *src = evs[i].data.ptr;
+
+			src->cb(&d, src, evs[i].events);
+		}
+	}
+	sd_notify(0, "STOPPING=1");
+	stream_close_all(&d);
+	metrics_stop(&d);
+	ctl_server_stop(&d);
+	table_swap_quiesce();
+	slowpath_close();
+	if (state_writer_flush())
+		log_err("the state file missed some changes (see above)");
+	registry_free(d.reg);
+	maglev_dp_close(d.dp);
+	return 0;
+
+fail_metrics:
+	metrics_stop(&d);
+fail_ctl:
+	ctl_server_stop(&d);
+fail_reg:
+	registry_free(d.reg);
+fail_dp:
+	maglev_dp_close(d.dp);
+	return 1;
+}

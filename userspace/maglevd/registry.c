@@ -1,0 +1,664 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "maglev_table.h"
+#include "registry.h"
+#include "slowpath.h"
+#include "table_swap.h"
+
+struct registry *registry_new(void)
+{
+	struct registry *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->idx_used = calloc(MAGLEV_MAX_BACKENDS, 1);
+	if (!r->idx_used) {
+		free(r);
+		return NULL;
+	}
+	r->idx_used[0] = 1; /* index 0 means "none" in the datapath */
+	r->next_idx = 1;
+	r->refs = 1;
+	return r;
+}
+
+struct registry *registry_get(struct registry *r)
+{
+	__atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+static void vip_free(struct vip *v)
+{
+	if (v) {
+		free(v->bes);
+		free(v);
+	}
+}
+
+void registry_free(struct registry *r)
+{
+	uint32_t i;
+
+	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
+		vip_free(r->vips[i]);
+	free(r->idx_used);
+	free(r->fvips);
+	free(r->fbes);
+	free(r);
+}
+
+/* Grow *arr (of elem bytes) to hold n + 1; false when out of memory. */
+static bool grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
+{
+	void *na;
+	uint32_t nc;
+
+	if (n < *cap)
+		return true;
+	nc = *cap ? *cap * 2 : 16;
+	na = realloc(*arr, nc * elem);
+	if (!na)
+		return false;
+	*arr = na;
+	*cap = nc;
+	return true;
+}
+
+static struct vip *vip_clone(const struct vip *v)
+{
+	struct vip *n = malloc(sizeof(*n));
+
+	if (!n)
+		return NULL;
+	*n = *v;
+	n->bes = NULL;
+	if (v->cap) {
+		n->bes = malloc(v->cap * sizeof(*n->bes));
+		if (!n->bes) {
+			free(n);
+			return NULL;
+		}
+		memcpy(n->bes, v->bes, v->nbe * sizeof(*n->bes));
+	}
+	n->dirty = false;
+	n->info_dirty = false;
+	return n;
+}
+
+struct registry *registry_clone(const struct registry *r)
+{
+	struct registry *n = registry_new();
+	uint32_t i;
+
+	if (!n)
+		return NULL;
+	memcpy(n->idx_used, r->idx_used, MAGLEV_MAX_BACKENDS);
+	n->next_idx = r->next_idx;
+	n->nvips = r->nvips;
+	n->nbackends = r->nbackends;
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		if (!r->vips[i])
+			continue;
+		n->vips[i] = vip_clone(r->vips[i]);
+		if (!n->vips[i]) {
+			registry_free(n);
+			return NULL;
+		}
+	}
+	return n;
+}
+
+struct vip *registry_find_vip(const struct registry *r, const struct maglev_vip_key *key)
+{
+	uint32_t i;
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *v = r->vips[i];
+
+		if (v && !memcmp(&v->key, key, sizeof(*key)))
+			return r->vips[i];
+	}
+	return NULL;
+}
+
+struct be *vip_find_be(const struct vip *v, const struct ctl_addr *a)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nbe; i++)
+		if (v->bes[i].addr.family == a->family &&
+		    !memcmp(v->bes[i].addr.addr, a->addr, sizeof(a->addr)))
+			return &v->bes[i];
+	return NULL;
+}
+
+void vip_hc(const struct vip *v, const struct hc_params *d, struct hc_params *out)
+{
+	*out = *d;
+	if (v->hc_set & HCF_TYPE)
+		out->type = v->hc.type;
+	if (v->hc_set & HCF_PORT)
+		out->port = v->hc.port;
+	if (v->hc_set & HCF_PATH)
+		memcpy(out->path, v->hc.path, sizeof(out->path));
+	if (v->hc_set & HCF_STATUS)
+		out->status = v->hc.status;
+	if (v->hc_set & HCF_INTERVAL)
+		out->interval_ms = v->hc.interval_ms;
+	if (v->hc_set & HCF_TIMEOUT)
+		out->timeout_ms = v->hc.timeout_ms;
+	if (v->hc_set & HCF_RISE)
+		out->rise = v->hc.rise;
+	if (v->hc_set & HCF_FALL)
+		out->fall = v->hc.fall;
+	if (!out->port)
+		out->port = ntohs(v->key.port);
+}
+
+int registry_vip_add(struct registry *r, const struct registry_ctx *ctx,
+		     const struct maglev_vip_key *key, uint8_t encap, uint16_t gue_port,
+		     const struct hc_params *hc, uint32_t hc_set, int32_t want_id, char *err,
+		     size_t errlen)
+{
+	char name[CTL_ADDR_STRLEN], e[160];
+	struct freed_vip *fv = NULL;
+	struct hc_params eff;
+	struct vip *v;
+	uint32_t id, i;
+
+	ctl_format_vip(key, name, sizeof(name));
+	if (registry_find_vip(r, key)) {
+		snprintf(err, errlen, "VIP %s already exists", name);
+		return -EEXIST;
+	}
+	if (r->nvips >= ctx->cfg->max_vips) {
+		snprintf(err, errlen, "too many VIPs: the limit is %u (max_vips)",
+			 ctx->cfg->max_vips);
+		return -ENOSPC;
+	}
+	if (want_id >= 0) {
+		if (want_id >= MAGLEV_MAX_VIPS || r->vips[want_id]) {
+			snprintf(err, errlen, "VIP id %d unusable", want_id);
+			return -EINVAL;
+		}
+		id = (uint32_t)want_id;
+	} else {
+		for (id = 0; id < MAGLEV_MAX_VIPS && r->vips[id]; id++)
+			;
+		if (id == MAGLEV_MAX_VIPS) {
+			snprintf(err, errlen, "no free VIP id");
+			return -ENOSPC;
+		}
+		for (i = 0; i < r->nfvips; i++)
+			if (!memcmp(&r->fvips[i].key, key, sizeof(*key)) &&
+			    !r->vips[r->fvips[i].id])
+				fv = &r->fvips[i];
+		if (fv)
+			id = fv->id;
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	v->id = id;
+	v->key = *key;
+	v->encap = encap;
+	v->gue_port = gue_port;
+	v->hc = *hc;
+	v->hc_set = hc_set;
+	vip_hc(v, &ctx->cfg->hc, &eff);
+	if (hc_params_check(&eff, e, sizeof(e))) {
+		snprintf(err, errlen, "VIP %s: %s", name, e);
+		free(v);
+		return -EINVAL;
+	}
+	if (eff.type != HC_NONE && !eff.port) {
+		snprintf(err, errlen,
+			 "VIP %s: an all-ports VIP needs a health-check port (--check-port N "
+			 "or --check none)",
+			 name);
+		free(v);
+		return -EINVAL;
+	}
+	v->dirty = true;
+	v->info_dirty = true;
+	if (fv) {
+		/* Deleted and re-added in one transaction: the same VIP goes on. */
+		v->base = fv->base;
+		v->table_gen = fv->table_gen;
+	} else if (ctx->dp) {
+		/* Counters of a reused id start from what the datapath holds now. */
+		maglev_dp_vip_stats(ctx->dp, id, &v->base);
+	}
+	v->last = v->base;
+	r->vips[id] = v;
+	r->nvips++;
+	return 0;
+}
+
+static void be_release(struct registry *r, const struct vip *v, const struct be *b)
+{
+	r->idx_used[b->idx] = 2;
+	r->nbackends--;
+	if (grow((void **)&r->fbes, &r->cap_fbes, r->nfbes, sizeof(*r->fbes))) {
+		struct freed_be *f = &r->fbes[r->nfbes++];
+
+		f->key = v->key;
+		f->addr = b->addr;
+		f->idx = b->idx;
+		f->gen = b->gen;
+		f->up = b->up;
+		f->base = b->base;
+	}
+}
+
+int registry_vip_del(struct registry *r, const struct maglev_vip_key *key, char *err, size_t errlen)
+{
+	struct vip *v = registry_find_vip(r, key);
+	char name[CTL_ADDR_STRLEN];
+	uint32_t i;
+
+	if (!v) {
+		ctl_format_vip(key, name, sizeof(name));
+		snprintf(err, errlen, "no VIP %s", name);
+		return -ENOENT;
+	}
+	for (i = 0; i < v->nbe; i++)
+		be_release(r, v, &v->bes[i]);
+	if (grow((void **)&r->fvips, &r->cap_fvips, r->nfvips, sizeof(*r->fvips))) {
+		struct freed_vip *f = &r->fvips[r->nfvips++];
+
+		f->key = v->key;
+		f->id = v->id;
+		f->table_gen = v->table_gen;
+		f->base = v->base;
+	}
+	r->vips[v->id] = NULL;
+	r->nvips--;
+	vip_free(v);
+	return 0;
+}
+
+void registry_flush(struct registry *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		if (r->vips[i]) {
+			char e[8];
+
+			registry_vip_del(r, &r->vips[i]->key, e, sizeof(e));
+		}
+	}
+}
+
+void registry_mark_all(struct registry *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
+		if (r->vips[i])
+			r->vips[i]->dirty = true;
+}
+
+static int alloc_idx(struct registry *r, uint32_t *idx)
+{
+	uint32_t i, n;
+
+	for (n = 0; n < MAGLEV_MAX_BACKENDS; n++) {
+		i = (r->next_idx + n) % MAGLEV_MAX_BACKENDS;
+		if (!r->idx_used[i]) {
+			*idx = i;
+			r->next_idx = (i + 1) % MAGLEV_MAX_BACKENDS;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+int registry_be_add(struct registry *r, const struct registry_ctx *ctx, struct vip *v,
+		    const struct ctl_addr *a, uint32_t weight, bool drain, int64_t want_idx,
+		    uint32_t want_gen, char *err, size_t errlen)
+{
+	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN];
+	struct freed_be *fb = NULL;
+	struct maglev_backend cur;
+	struct be *b;
+	uint32_t idx, i;
+
+	ctl_format_vip(&v->key, vname, sizeof(vname));
+	ctl_format_addr(a, bname, sizeof(bname));
+	if (vip_find_be(v, a)) {
+		snprintf(err, errlen, "backend %s already in VIP %s", bname, vname);
+		return -EEXIST;
+	}
+	if (weight > MAGLEV_WEIGHT_MAX) {
+		snprintf(err, errlen, "weight %u out of range 0..%u", weight, MAGLEV_WEIGHT_MAX);
+		return -ERANGE;
+	}
+	if (v->nbe >= ctx->cfg->max_backends_per_vip) {
+		snprintf(err, errlen,
+			 "too many backends in VIP %s: the limit is %u "
+			 "(max_backends_per_vip)",
+			 vname, ctx->cfg->max_backends_per_vip);
+		return -ENOSPC;
+	}
+	if (want_idx >= 0) {
+		if (want_idx == 0 || want_idx >= MAGLEV_MAX_BACKENDS || r->idx_used[want_idx]) {
+			snprintf(err, errlen, "backend index %lld unusable", (long long)want_idx);
+			return -EINVAL;
+		}
+		idx = (uint32_t)want_idx;
+	} else {
+		for (i = 0; i < r->nfbes; i++) {
+			struct freed_be *f = &r->fbes[i];
+
+			if (r->idx_used[f->idx] == 2 && !memcmp(&f->key, &v->key, sizeof(f->key)) &&
+			    f->addr.family == a->family &&
+			    !memcmp(f->addr.addr, a->addr, sizeof(a->addr)))
+				fb = f;
+		}
+		if (fb) {
+			idx = fb->idx;
+		} else if (alloc_idx(r, &idx)) {
+			snprintf(err, errlen, "no free backend index (%u in use)", r->nbackends);
+			return -ENOSPC;
+		}
+	}
+	if (v->nbe == v->cap) {
+		uint32_t cap = v->cap ? v->cap * 2 : 8;
+		struct be *nb = realloc(v->bes, cap * sizeof(*nb));
+
+		if (!nb) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		v->bes = nb;
+		v->cap = cap;
+	}
+	b = &v->bes[v->nbe++];
+	memset(b, 0, sizeof(*b));
+	b->idx = idx;
+	b->addr = *a;
+	b->weight = weight;
+	b->drain = drain;
+	b->up = true;
+	if (want_idx >= 0) {
+		b->gen = want_gen;
+	} else if (fb) {
+		/* The same backend, deleted and re-added in one transaction. */
+		b->gen = fb->gen;
+		b->up = fb->up;
+	} else {
+		/* A new owner of this index: bump its generation past whatever the
+		 * datapath remembers, so connection entries of the previous owner
+		 * are never taken for this backend's.
+		 */
+		b->gen = 1;
+		if (ctx->dp && !maglev_dp_backend_get(ctx->dp, idx, &cur))
+			b->gen = cur.gen + 1;
+		if (!b->gen)
+			b->gen = 1;
+	}
+	if (fb)
+		b->base = fb->base;
+	else if (ctx->dp)
+		maglev_dp_backend_stats(ctx->dp, idx, &b->base);
+	b->last = b->base;
+	r->idx_used[idx] = 1;
+	r->nbackends++;
+	v->dirty = true;
+	return 0;
+}
+
+int registry_be_del(struct registry *r, struct vip *v, const struct ctl_addr *a, char *err,
+		    size_t errlen)
+{
+	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN];
+	struct be *b = vip_find_be(v, a);
+
+	if (!b) {
+		ctl_format_vip(&v->key, vname, sizeof(vname));
+		ctl_format_addr(a, bname, sizeof(bname));
+		snprintf(err, errlen, "no backend %s in VIP %s", bname, vname);
+		return -ENOENT;
+	}
+	be_release(r, v, b);
+	*b = v->bes[--v->nbe];
+	v->dirty = true;
+	return 0;
+}
+
+/* Flags the datapath should hold for b: in the table, draining, or neither. */
+static uint8_t be_flags(const struct be *b)
+{
+	if (!b->up)
+		return 0;
+	/* Weight 0 takes no new flows but keeps its own, like drain. */
+	if (b->drain || !b->weight)
+		return MAGLEV_BACKEND_F_DRAIN;
+	return MAGLEV_BACKEND_F_UP;
+}
+
+static int write_backend(const struct registry_ctx *ctx, const struct be *b, uint8_t flags,
+			 char *err, size_t errlen)
+{
+	struct maglev_backend mb;
+	int r;
+
+	memset(&mb, 0, sizeof(mb));
+	memcpy(mb.addr, b->addr.addr, sizeof(mb.addr));
+	mb.family = b->addr.family;
+	mb.flags = flags;
+	mb.gen = b->gen;
+	r = maglev_dp_backend_set(ctx->dp, b->idx, &mb);
+	if (r)
+		snprintf(err, errlen, "datapath: writing backend %u: %s", b->idx, strerror(-r));
+	return r;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Scratch space for one table build (one daemon thread). */
+static uint32_t tbl_pos[MAGLEV_TABLE_SIZE];
+static uint32_t tbl_idx[MAGLEV_TABLE_SIZE];
+static const struct be *old_by_idx[MAGLEV_MAX_BACKENDS];
+
+static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *err, size_t errlen)
+{
+	struct maglev_backend_spec *specs;
+	uint32_t *map, n = 0, i;
+	struct maglev_err merr;
+	double t0 = now_ms(), t1;
+	int r;
+
+	specs = calloc(v->nbe ? v->nbe : 1, sizeof(*specs));
+	map = calloc(v->nbe ? v->nbe : 1, sizeof(*map));
+	if (!specs || !map) {
+		free(specs);
+		free(map);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < v->nbe; i++) {
+		const struct be *b = &v->bes[i];
+
+		if (be_flags(b) != MAGLEV_BACKEND_F_UP)
+			continue;
+		specs[n].family = b->addr.family;
+		memcpy(specs[n].addr, b->addr.addr, sizeof(specs[n].addr));
+		specs[n].weight = b->weight;
+		map[n] = b->idx;
+		n++;
+	}
+	if (n) {
+		r = maglev_table_build(&ctx->cfg->seed, specs, n, MAGLEV_TABLE_SIZE, tbl_pos,
+				       &merr);
+		if (r) {
+			snprintf(err, errlen, "table build: %s", merr.msg);
+			goto out;
+		}
+		for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
+			tbl_idx[i] = map[tbl_pos[i]];
+	} else {
+		/* No usable backend: every slot says "none" and the datapath drops. */
+		memset(tbl_idx, 0, sizeof(tbl_idx));
+	}
+	t1 = now_ms();
+	r = table_swap_live(ctx->dp, v->id, tbl_idx, err, errlen);
+	log_debug("table of VIP %u: build %.3f ms, swap %.3f ms", v->id, t1 - t0, now_ms() - t1);
+	if (r)
+		goto out;
+	v->table_gen++;
+	v->table_slots_used = n;
+	slowpath_table(v, tbl_idx);
+	v->rebuild_ms = now_ms() - t0;
+out:
+	free(specs);
+	free(map);
+	return r;
+}
+
+static int write_vip_info(const struct vip *v, const struct registry_ctx *ctx, char *err,
+			  size_t errlen)
+{
+	struct maglev_vip_info info = {
+		.vip_id = v->id,
+		.encap = v->encap,
+		.gue_port = htons(v->gue_port),
+	};
+	int r = maglev_dp_vip_set(ctx->dp, &v->key, &info);
+
+	if (r)
+		snprintf(err, errlen, "datapath: writing VIP: %s", strerror(-r));
+	return r;
+}
+
+static int commit_vip(const struct vip *old, struct vip *v, const struct registry_ctx *ctx,
+		      char *err, size_t errlen)
+{
+	uint32_t i;
+	int r = 0;
+
+	if (old)
+		for (i = 0; i < old->nbe; i++)
+			old_by_idx[old->bes[i].idx] = &old->bes[i];
+	/* Backends that can take new flows first, so the new table never
+	 * names an index the datapath does not know yet.
+	 */
+	for (i = 0; i < v->nbe && !r; i++) {
+		struct be *b = &v->bes[i];
+		const struct be *o = old_by_idx[b->idx];
+		uint8_t f = be_flags(b);
+
+		if (f == MAGLEV_BACKEND_F_UP && (!o || o->dp_flags != f || o->gen != b->gen))
+			r = write_backend(ctx, b, f, err, errlen);
+		if (!r && (!o || o->gen != b->gen))
+			slowpath_backend_set(b);
+		b->dp_flags = f;
+	}
+	if (!r)
+		r = rebuild_table(v, ctx, err, errlen);
+	if (!r && (v->info_dirty || !old))
+		r = write_vip_info(v, ctx, err, errlen);
+	/* Then the ones that left the table: draining, down, or deleted. */
+	for (i = 0; i < v->nbe && !r; i++) {
+		struct be *b = &v->bes[i];
+		const struct be *o = old_by_idx[b->idx];
+
+		if (b->dp_flags != MAGLEV_BACKEND_F_UP &&
+		    (!o || o->dp_flags != b->dp_flags || o->gen != b->gen))
+			r = write_backend(ctx, b, b->dp_flags, err, errlen);
+	}
+	if (old) {
+		for (i = 0; i < old->nbe && !r; i++) {
+			const struct be *o = &old->bes[i];
+
+			if (!vip_find_be(v, &o->addr)) {
+				r = write_backend(ctx, o, 0, err, errlen);
+				slowpath_backend_del(o->idx);
+			}
+		}
+		for (i = 0; i < old->nbe; i++)
+			old_by_idx[old->bes[i].idx] = NULL;
+	}
+	v->dirty = false;
+	v->info_dirty = false;
+	return r;
+}
+
+static int remove_vip(const struct vip *old, const struct registry_ctx *ctx, char *err,
+		      size_t errlen)
+{
+	uint32_t i;
+	int r;
+
+	r = maglev_dp_vip_del(ctx->dp, &old->key);
+	if (r && r != -ENOENT) {
+		snprintf(err, errlen, "datapath: deleting VIP: %s", strerror(-r));
+		return r;
+	}
+	r = maglev_dp_table_clear(ctx->dp, old->id);
+	if (r && r != -ENOENT) {
+		snprintf(err, errlen, "datapath: clearing table: %s", strerror(-r));
+		return r;
+	}
+	for (i = 0; i < old->nbe; i++) {
+		r = write_backend(ctx, &old->bes[i], 0, err, errlen);
+		if (r)
+			return r;
+	}
+	slowpath_vip_del(old);
+	return 0;
+}
+
+int registry_commit(const struct registry *old, struct registry *next,
+		    const struct registry_ctx *ctx, char *err, size_t errlen)
+{
+	uint32_t i;
+	int r;
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *o = old ? old->vips[i] : NULL;
+		struct vip *n = next->vips[i];
+
+		/* Same id, different key: the old VIP was deleted and the id reused
+		 * in one batch; remove the old one before the new one appears.
+		 */
+		if (o && (!n || memcmp(&o->key, &n->key, sizeof(n->key)))) {
+			r = remove_vip(o, ctx, err, errlen);
+			if (r)
+				return r;
+			o = NULL;
+			if (n)
+				n->dirty = n->info_dirty = true;
+		}
+		if (n && (n->dirty || n->info_dirty || !o)) {
+			r = commit_vip(o, n, ctx, err, errlen);
+			if (r)
+				return r;
+		}
+	}
+	for (i = 0; i < MAGLEV_MAX_BACKENDS; i++)
+		if (next->idx_used[i] == 2)
+			next->idx_used[i] = 0;
+	next->nfvips = next->nfbes = 0;
+	return 0;
+}

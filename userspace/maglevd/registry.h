@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The daemon's model of what the datapath should hold: VIPs (with the ids
+ * the daemon allocates) and their backends (with the global backend indices
+ * and generations the daemon allocates).
+ *
+ * Every change goes through a transaction: clone the live registry, apply
+ * and validate the change(s) on the clone, then commit, which writes only
+ * the difference to the datapath (per VIP: new backends, then the rebuilt
+ * table in one swap, then backends that left) and makes the clone live. A
+ * rejected change is dropped with the clone, so it changes nothing.
+ */
+#ifndef MAGLEVD_REGISTRY_H
+#define MAGLEVD_REGISTRY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "ctl_proto.h"
+#include "datapath.h"
+#include "maglev_maps.h"
+
+/* Which health-check fields a VIP overrides (the rest follow the config). */
+enum {
+	HCF_TYPE = 1 << 0,
+	HCF_PORT = 1 << 1,
+	HCF_PATH = 1 << 2,
+	HCF_STATUS = 1 << 3,
+	HCF_INTERVAL = 1 << 4,
+	HCF_TIMEOUT = 1 << 5,
+	HCF_RISE = 1 << 6,
+	HCF_FALL = 1 << 7,
+};
+
+struct be {
+	uint32_t idx; /* index in the datapath's backend map */
+	uint32_t gen;
+	struct ctl_addr addr;
+	uint32_t weight;
+	bool drain;
+	bool up;	  /* health */
+	uint8_t dp_flags; /* MAGLEV_BACKEND_F_* last written to the datapath */
+	/* Counters of this index when the backend got it (indices are reused). */
+	struct maglev_backend_stats base;
+	/* Rates from the last two one-second samples. */
+	struct maglev_backend_stats last;
+	double pps, bps;
+};
+
+struct vip {
+	uint32_t id;
+	struct maglev_vip_key key;
+	uint8_t encap;	     /* enum maglev_encap */
+	uint16_t gue_port;   /* host order */
+	struct hc_params hc; /* overrides, see hc_set */
+	uint32_t hc_set;
+	struct be *bes;
+	uint32_t nbe, cap;
+	bool dirty;		   /* needs its table rebuilt and written */
+	bool info_dirty;	   /* needs its VIP-map entry written */
+	uint64_t table_gen;	   /* tables swapped in for this VIP */
+	uint32_t table_slots_used; /* backends in the table */
+	double rebuild_ms;	   /* last build + swap */
+	struct maglev_vip_stats base, last;
+	double pps, bps, fps;
+};
+
+/* What a transaction deleted, so that re-adding the same VIP or backend in
+ * the same transaction (a restore: flush, then add everything) gets its id,
+ * index, generation, counters and health back, and established flows keep
+ * their connection entries.
+ */
+struct freed_vip {
+	struct maglev_vip_key key;
+	uint32_t id;
+	uint64_t table_gen;
+	struct maglev_vip_stats base;
+};
+
+struct freed_be {
+	struct maglev_vip_key key;
+	struct ctl_addr addr;
+	uint32_t idx, gen;
+	bool up;
+	struct maglev_backend_stats base;
+};
+
+struct registry {
+	struct vip *vips[MAGLEV_MAX_VIPS]; /* by id */
+	uint32_t nvips;
+	uint32_t nbackends;
+	/* Backend index use: 0 free, 1 used, 2 freed by this transaction (not
+	 * reusable until it commits, so one batch never hands a deleted
+	 * backend's index to a new one while the old table still names it).
+	 */
+	uint8_t *idx_used;
+	uint32_t next_idx;
+	struct freed_vip *fvips;
+	struct freed_be *fbes;
+	uint32_t nfvips, cap_fvips, nfbes, cap_fbes;
+	/* What the state file holds of a live registry never changes again
+	 * (changes go to clones; only rates and commit bookkeeping are updated
+	 * in place), so the state writer shares it: references, the last put
+	 * frees.
+	 */
+	int refs;
+};
+
+struct registry_ctx {
+	struct maglev_dp *dp;
+	const struct maglevd_config *cfg;
+};
+
+struct registry *registry_new(void);
+struct registry *registry_clone(const struct registry *r);
+/* Take another reference / drop one (the last frees). */
+struct registry *registry_get(struct registry *r);
+void registry_free(struct registry *r);
+
+struct vip *registry_find_vip(const struct registry *r, const struct maglev_vip_key *key);
+struct be *vip_find_be(const struct vip *v, const struct ctl_addr *a);
+/* The effective health-check settings of v under the config defaults. */
+void vip_hc(const struct vip *v, const struct hc_params *defaults, struct hc_params *out);
+
+/* Mutations on a transaction's clone; err names the problem on failure. */
+int registry_vip_add(struct registry *r, const struct registry_ctx *ctx,
+		     const struct maglev_vip_key *key, uint8_t encap, uint16_t gue_port,
+		     const struct hc_params *hc, uint32_t hc_set, int32_t want_id, char *err,
+		     size_t errlen);
+int registry_vip_del(struct registry *r, const struct maglev_vip_key *key, char *err,
+		     size_t errlen);
+int registry_be_add(struct registry *r, const struct registry_ctx *ctx, struct vip *v,
+		    const struct ctl_addr *a, uint32_t weight, bool drain, int64_t want_idx,
+		    uint32_t want_gen, char *err, size_t errlen);
+int registry_be_del(struct registry *r, struct vip *v, const struct ctl_addr *a, char *err,
+		    size_t errlen);
+void registry_flush(struct registry *r);
+/* Mark every VIP for a rebuild (the seed changed). */
+void registry_mark_all(struct registry *r);
+
+/*
+ * Write the difference between old (NULL: nothing known) and next to the
+ * datapath. Returns 0, or a negative errno with err set if the datapath
+ * refused a write (the datapath then holds part of next).
+ */
+int registry_commit(const struct registry *old, struct registry *next,
+		    const struct registry_ctx *ctx, char *err, size_t errlen);
+
+#endif /* MAGLEVD_REGISTRY_H */

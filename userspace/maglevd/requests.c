@@ -1,0 +1,991 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The control requests. Each is validated completely (unknown fields, types,
+ * ranges, addresses) before anything changes; changes run on a clone of the
+ * live registry and are committed only when every part of them succeeded.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "maglev_hash.h"
+#include "maglev_table.h"
+#include "slowpath.h"
+#include "slowpath_nl.h"
+#include "state.h"
+
+#define BATCH_MAX	 200000
+#define GUE_DEFAULT_PORT 6080
+
+struct req_err {
+	char msg[300];
+};
+
+static int fail(struct req_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct req_err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Reject members other than the allowed ones ("cmd" always allowed). */
+static int check_keys(json_object *req, const char *const *allowed, struct req_err *e)
+{
+	json_object_object_foreach(req, key, val)
+	{
+		const char *const *a;
+
+		(void)val;
+		if (!strcmp(key, "cmd"))
+			continue;
+		for (a = allowed; *a; a++)
+			if (!strcmp(*a, key))
+				break;
+		if (!*a)
+			return fail(e, "unknown field '%.40s'", key);
+	}
+	return 0;
+}
+
+static int get_str(json_object *req, const char *key, bool required, const char **out,
+		   struct req_err *e)
+{
+	json_object *m;
+
+	*out = NULL;
+	if (!json_object_object_get_ex(req, key, &m) || !m) {
+		if (required)
+			return fail(e, "missing '%s'", key);
+		return 0;
+	}
+	if (!json_object_is_type(m, json_type_string))
+		return fail(e, "'%s' must be a string", key);
+	*out = json_object_get_string(m);
+	if (strlen(*out) != (size_t)json_object_get_string_len(m))
+		return fail(e, "'%s' holds a NUL byte", key);
+	return 0;
+}
+
+/* An optional integer in [min, max]; *present says whether it was given. */
+static int get_int(json_object *req, const char *key, int64_t min, int64_t max, int64_t *out,
+		   bool *present, struct req_err *e)
+{
+	json_object *m;
+	int64_t v;
+
+	*present = false;
+	if (!json_object_object_get_ex(req, key, &m) || !m)
+		return 0;
+	if (!json_object_is_type(m, json_type_int))
+		return fail(e, "'%s' must be an integer", key);
+	errno = 0;
+	v = json_object_get_int64(m);
+	if (v == INT64_MAX || v < min || v > max)
+		return fail(e, "%s %s out of range %lld..%lld", key, json_object_to_json_string(m),
+			    (long long)min, (long long)max);
+	*out = v;
+	*present = true;
+	return 0;
+}
+
+static int get_bool(json_object *req, const char *key, bool *out, bool *present, struct req_err *e)
+{
+	json_object *m;
+
+	*present = false;
+	if (!json_object_object_get_ex(req, key, &m) || !m)
+		return 0;
+	if (!json_object_is_type(m, json_type_boolean))
+		return fail(e, "'%s' must be true or false", key);
+	*out = json_object_get_boolean(m);
+	*present = true;
+	return 0;
+}
+
+/* What makes an address unusable as a VIP or a backend, or NULL. */
+static const char *addr_unusable(uint8_t family, const uint32_t *addr)
+{
+	const struct in6_addr *a6 = (const struct in6_addr *)addr;
+	uint32_t h = ntohl(addr[0]);
+
+	if (family == MAGLEV_AF_INET) {
+		if (!h)
+			return "the unspecified address";
+		if (h == 0xffffffffu)
+			return "the broadcast address";
+		if ((h >> 28) == 0xe)
+			return "a multicast address";
+		if ((h >> 24) == 127)
+			return "a loopback address";
+		return NULL;
+	}
+	if (IN6_IS_ADDR_UNSPECIFIED(a6))
+		return "the unspecified address";
+	if (IN6_IS_ADDR_MULTICAST(a6))
+		return "a multicast address";
+	if (IN6_IS_ADDR_LOOPBACK(a6) || IN6_IS_ADDR_V4MAPPED(a6))
+		return "a loopback or IPv4-mapped address";
+	return NULL;
+}
+
+static int get_vip(struct daemon *d, struct registry *r, json_object *req, struct vip **v,
+		   struct req_err *e)
+{
+	struct maglev_vip_key key;
+	const char *s;
+	bool any;
+
+	if (get_str(req, "vip", true, &s, e))
+		return -EINVAL;
+	if (ctl_parse_vip(s, &key, &any, e->msg, sizeof(e->msg)))
+		return -EINVAL;
+	*v = registry_find_vip(r, &key);
+	if (!*v)
+		return fail(e, "no VIP %s", s);
+	return 0;
+}
+
+static int get_backend(json_object *req, struct ctl_addr *a, struct req_err *e)
+{
+	const char *s;
+
+	if (get_str(req, "backend", true, &s, e))
+		return -EINVAL;
+	return ctl_parse_addr(s, a, e->msg, sizeof(e->msg));
+}
+
+static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {
+		"vip",	      "encap",	    "gue_port",		 "port_any",
+		"check",      "check_port", "check_path",	 "check_status",
+		"check_rise", "check_fall", "check_interval_ms", "check_timeout_ms",
+		NULL};
+	struct maglev_vip_key key;
+	struct hc_params hc = {0};
+	uint32_t hc_set = 0;
+	const char *s, *encap_s, *check_s, *path_s;
+	bool any, port_any = false, has;
+	int64_t v, gue = 0;
+	uint8_t encap = MAGLEV_ENCAP_IPIP;
+	bool gue_given;
+
+	if (check_keys(req, keys, e) || get_str(req, "vip", true, &s, e) ||
+	    ctl_parse_vip(s, &key, &any, e->msg, sizeof(e->msg)))
+		return -EINVAL;
+	if (addr_unusable(key.family, key.addr))
+		return fail(e, "VIP %.60s: %s cannot be a VIP", s,
+			    addr_unusable(key.family, key.addr));
+	if (get_bool(req, "port_any", &port_any, &has, e))
+		return -EINVAL;
+	if (port_any && key.port) {
+		/* The given port stays meaningful: health checks go to it. */
+		hc.port = ntohs(key.port);
+		hc_set |= HCF_PORT;
+		key.port = 0;
+	}
+	if (get_str(req, "encap", false, &encap_s, e))
+		return -EINVAL;
+	if (encap_s && !strcmp(encap_s, "gue"))
+		encap = MAGLEV_ENCAP_GUE;
+	else if (encap_s && strcmp(encap_s, "ipip"))
+		return fail(e, "unknown encap '%.40s' (ipip or gue)", encap_s);
+	if (get_int(req, "gue_port", 1, 65535, &gue, &gue_given, e))
+		return -EINVAL;
+	if (gue_given && encap != MAGLEV_ENCAP_GUE)
+		return fail(e, "gue_port given but encap is not gue");
+	if (encap == MAGLEV_ENCAP_GUE && !gue_given)
+		gue = GUE_DEFAULT_PORT;
+	if (get_str(req, "check", false, &check_s, e))
+		return -EINVAL;
+	if (check_s) {
+		if (hc_type_parse(check_s, &hc.type))
+			return fail(e, "unknown check '%.40s' (tcp, http or none)", check_s);
+		hc_set |= HCF_TYPE;
+	}
+	if (get_str(req, "check_path", false, &path_s, e))
+		return -EINVAL;
+	if (path_s) {
+		if (strlen(path_s) >= sizeof(hc.path))
+			return fail(e, "check_path too long");
+		strcpy(hc.path, path_s);
+		hc_set |= HCF_PATH;
+	}
+#define OPT_INT(name, field, bit, lo, hi)            \
+	if (get_int(req, name, lo, hi, &v, &has, e)) \
+		return -EINVAL;                      \
+	if (has) {                                   \
+		hc.field = v;                        \
+		hc_set |= bit;                       \
+	}
+	OPT_INT("check_port", port, HCF_PORT, 1, 65535)
+	OPT_INT("check_status", status, HCF_STATUS, 100, 599)
+	OPT_INT("check_rise", rise, HCF_RISE, 1, 100)
+	OPT_INT("check_fall", fall, HCF_FALL, 1, 100)
+	OPT_INT("check_interval_ms", interval_ms, HCF_INTERVAL, 100, 3600000)
+	OPT_INT("check_timeout_ms", timeout_ms, HCF_TIMEOUT, 10, 3600000)
+#undef OPT_INT
+	return registry_vip_add(r, &d->ctx, &key, encap, (uint16_t)gue, &hc, hc_set, -1, e->msg,
+				sizeof(e->msg));
+}
+
+static int do_vip_del(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", NULL};
+	struct vip *v;
+
+	if (check_keys(req, keys, e) || get_vip(d, r, req, &v, e))
+		return -EINVAL;
+	return registry_vip_del(r, &v->key, e->msg, sizeof(e->msg));
+}
+
+static int do_backend_add(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", "backend", "weight", "drain", NULL};
+	struct ctl_addr a;
+	int64_t weight = 1;
+	bool has, drain = false;
+	struct vip *v;
+
+	if (check_keys(req, keys, e) || get_vip(d, r, req, &v, e) || get_backend(req, &a, e) ||
+	    get_int(req, "weight", 0, MAGLEV_WEIGHT_MAX, &weight, &has, e) ||
+	    get_bool(req, "drain", &drain, &has, e))
+		return -EINVAL;
+	if (addr_unusable(a.family, a.addr)) {
+		char bname[CTL_ADDR_STRLEN];
+
+		ctl_format_addr(&a, bname, sizeof(bname));
+		return fail(e, "backend %s: %s cannot be a backend", bname,
+			    addr_unusable(a.family, a.addr));
+	}
+	return registry_be_add(r, &d->ctx, v, &a, (uint32_t)weight, drain, -1, 0, e->msg,
+			       sizeof(e->msg));
+}
+
+static int do_backend_del(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", "backend", NULL};
+	struct ctl_addr a;
+	struct vip *v;
+
+	if (check_keys(req, keys, e) || get_vip(d, r, req, &v, e) || get_backend(req, &a, e))
+		return -EINVAL;
+	return registry_be_del(r, v, &a, e->msg, sizeof(e->msg));
+}
+
+static int do_backend_set(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", "backend", "weight", "drain", NULL};
+	bool has_w, has_d, drain = false;
+	char bname[CTL_ADDR_STRLEN];
+	struct ctl_addr a;
+	int64_t weight = 0;
+	struct vip *v;
+	struct be *b;
+
+	if (check_keys(req, keys, e) || get_vip(d, r, req, &v, e) || get_backend(req, &a, e) ||
+	    get_int(req, "weight", 0, MAGLEV_WEIGHT_MAX, &weight, &has_w, e) ||
+	    get_bool(req, "drain", &drain, &has_d, e))
+		return -EINVAL;
+	if (!has_w && !has_d)
+		return fail(e, "nothing to set: give weight or drain");
+	b = vip_find_be(v, &a);
+	if (!b) {
+		ctl_format_addr(&a, bname, sizeof(bname));
+		return fail(e, "no backend %s in that VIP", bname);
+	}
+	if (has_w)
+		b->weight = (uint32_t)weight;
+	if (has_d)
+		b->drain = drain;
+	v->dirty = true;
+	return 0;
+}
+
+static int do_flush(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {NULL};
+
+	if (check_keys(req, keys, e))
+		return -EINVAL;
+	registry_flush(r);
+	return 0;
+}
+
+typedef int (*mut_fn)(struct daemon *d, struct registry *r, json_object *req, struct req_err *e);
+
+static const struct {
+	const char *cmd;
+	mut_fn fn;
+} mutations[] = {
+	{"vip.add", do_vip_add},	 {"vip.del", do_vip_del},
+	{"backend.add", do_backend_add}, {"backend.del", do_backend_del},
+	{"backend.set", do_backend_set}, {"flush", do_flush},
+};
+
+static mut_fn find_mutation(const char *cmd)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(mutations) / sizeof(mutations[0]); i++)
+		if (!strcmp(mutations[i].cmd, cmd))
+			return mutations[i].fn;
+	return NULL;
+}
+
+static const char *req_cmd(json_object *req)
+{
+	json_object *c;
+
+	if (!json_object_is_type(req, json_type_object) ||
+	    !json_object_object_get_ex(req, "cmd", &c) || !json_object_is_type(c, json_type_string))
+		return NULL;
+	return json_object_get_string(c);
+}
+
+/* Apply a single change or a batch to the clone r. */
+static int apply_mutation(struct daemon *d, struct registry *r, const char *cmd, json_object *req,
+			  struct req_err *e)
+{
+	json_object *list;
+	size_t i, n;
+
+	if (strcmp(cmd, "batch"))
+		return find_mutation(cmd)(d, r, req, e);
+	{
+		static const char *const keys[] = {"requests", NULL};
+
+		if (check_keys(req, keys, e))
+			return -EINVAL;
+	}
+	if (!json_object_object_get_ex(req, "requests", &list) ||
+	    !json_object_is_type(list, json_type_array))
+		return fail(e, "batch needs a 'requests' array");
+	n = json_object_array_length(list);
+	if (n > BATCH_MAX)
+		return fail(e, "batch of %zu requests: the limit is %d", n, BATCH_MAX);
+	for (i = 0; i < n; i++) {
+		json_object *sub = json_object_array_get_idx(list, i);
+		const char *sc = req_cmd(sub);
+		struct req_err se;
+		mut_fn fn;
+
+		if (!sc)
+			return fail(e, "batch request %zu: not an object with a 'cmd' string",
+				    i + 1);
+		fn = find_mutation(sc);
+		if (!fn)
+			return fail(e, "batch request %zu: '%.40s' is not a change", i + 1, sc);
+		if (fn(d, r, sub, &se))
+			return fail(e, "batch request %zu (%s): %s", i + 1, sc, se.msg);
+	}
+	return 0;
+}
+
+static json_object *ok_reply(void)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	return o;
+}
+
+static json_object *err_reply(const char *msg)
+{
+	json_object *o = json_object_new_object();
+	char clean[sizeof(((struct req_err *)0)->msg)];
+	size_t i;
+
+	/* Reasons quote the input; keep the answer valid UTF-8 and one line. */
+	for (i = 0; msg[i] && i + 1 < sizeof(clean); i++)
+		clean[i] = (unsigned char)msg[i] >= 0x20 && (unsigned char)msg[i] < 0x7f ? msg[i]
+											 : '?';
+	clean[i] = '\0';
+	json_object_object_add(o, "ok", json_object_new_boolean(0));
+	json_object_object_add(o, "error", json_object_new_string(clean));
+	return o;
+}
+
+static const char *be_state(const struct be *b)
+{
+	if (!b->up)
+		return "down";
+	if (b->drain)
+		return "drain";
+	if (!b->weight)
+		return "quiesced";
+	return "up";
+}
+
+static json_object *be_json(struct daemon *d, const struct vip *v, const struct be *b)
+{
+	json_object *o = json_object_new_object(), *fl = json_object_new_array();
+	char name[CTL_ADDR_STRLEN];
+	struct maglev_backend mb;
+
+	ctl_format_vip(&v->key, name, sizeof(name));
+	json_object_object_add(o, "vip", json_object_new_string(name));
+	ctl_format_addr(&b->addr, name, sizeof(name));
+	json_object_object_add(o, "backend", json_object_new_string(name));
+	json_object_object_add(o, "weight", json_object_new_int64(b->weight));
+	json_object_object_add(o, "drain", json_object_new_boolean(b->drain));
+	json_object_object_add(o, "state", json_object_new_string(be_state(b)));
+	json_object_object_add(o, "index", json_object_new_int64(b->idx));
+	json_object_object_add(o, "gen", json_object_new_int64(b->gen));
+	/* What the live datapath map says, not what we think it says. */
+	if (!maglev_dp_backend_get(d->dp, b->idx, &mb)) {
+		if (mb.flags & MAGLEV_BACKEND_F_UP)
+			json_object_array_add(fl, json_object_new_string("UP"));
+		if (mb.flags & MAGLEV_BACKEND_F_DRAIN)
+			json_object_array_add(fl, json_object_new_string("DRAIN"));
+		json_object_object_add(o, "dp_gen", json_object_new_int64(mb.gen));
+	}
+	json_object_object_add(o, "dp_flags", fl);
+	return o;
+}
+
+static json_object *vip_summary(const struct vip *v, const struct hc_params *defaults)
+{
+	json_object *o = json_object_new_object(), *chk = json_object_new_object();
+	char name[CTL_ADDR_STRLEN];
+	struct hc_params hc;
+	uint32_t i, up = 0;
+
+	ctl_format_vip(&v->key, name, sizeof(name));
+	json_object_object_add(o, "vip", json_object_new_string(name));
+	json_object_object_add(o, "id", json_object_new_int64(v->id));
+	json_object_object_add(
+		o, "encap", json_object_new_string(v->encap == MAGLEV_ENCAP_GUE ? "gue" : "ipip"));
+	if (v->encap == MAGLEV_ENCAP_GUE)
+		json_object_object_add(o, "gue_port", json_object_new_int64(v->gue_port));
+	for (i = 0; i < v->nbe; i++)
+		up += v->bes[i].up && !v->bes[i].drain && v->bes[i].weight;
+	json_object_object_add(o, "backends", json_object_new_int64(v->nbe));
+	json_object_object_add(o, "in_table", json_object_new_int64(up));
+	json_object_object_add(o, "table_gen", json_object_new_uint64(v->table_gen));
+	json_object_object_add(o, "rebuild_ms", json_object_new_double(v->rebuild_ms));
+	vip_hc(v, defaults, &hc);
+	json_object_object_add(chk, "type", json_object_new_string(hc_type_name(hc.type)));
+	if (hc.type != HC_NONE) {
+		json_object_object_add(chk, "port", json_object_new_int64(hc.port));
+		json_object_object_add(chk, "interval_ms", json_object_new_int64(hc.interval_ms));
+		json_object_object_add(chk, "timeout_ms", json_object_new_int64(hc.timeout_ms));
+		json_object_object_add(chk, "rise", json_object_new_int64(hc.rise));
+		json_object_object_add(chk, "fall", json_object_new_int64(hc.fall));
+		if (hc.type == HC_HTTP) {
+			json_object_object_add(chk, "path", json_object_new_string(hc.path));
+			json_object_object_add(chk, "status", json_object_new_int64(hc.status));
+		}
+	}
+	json_object_object_add(o, "check", chk);
+	return o;
+}
+
+/* Read-only requests may name a VIP; NULL vip means all. */
+static int opt_vip(struct daemon *d, json_object *req, const struct vip **v, struct req_err *e)
+{
+	const char *s;
+	struct vip *found;
+
+	*v = NULL;
+	if (get_str(req, "vip", false, &s, e))
+		return -EINVAL;
+	if (!s)
+		return 0;
+	if (get_vip(d, d->reg, req, &found, e))
+		return -EINVAL;
+	*v = found;
+	return 0;
+}
+
+static json_object *do_vip_list(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {NULL};
+	json_object *o, *arr;
+	uint32_t i;
+
+	if (check_keys(req, keys, e))
+		return NULL;
+	o = ok_reply();
+	arr = json_object_new_array();
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
+		if (d->reg->vips[i])
+			json_object_array_add(arr, vip_summary(d->reg->vips[i], &d->cfg.hc));
+	json_object_object_add(o, "vips", arr);
+	return o;
+}
+
+static json_object *do_vip_show(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", NULL};
+	json_object *o, *vo, *arr;
+	struct vip *v;
+	uint32_t i;
+
+	if (check_keys(req, keys, e) || get_vip(d, d->reg, req, &v, e))
+		return NULL;
+	o = ok_reply();
+	vo = vip_summary(v, &d->cfg.hc);
+	arr = json_object_new_array();
+	for (i = 0; i < v->nbe; i++)
+		json_object_array_add(arr, be_json(d, v, &v->bes[i]));
+	json_object_object_add(vo, "backend_list", arr);
+	json_object_object_add(o, "vip", vo);
+	return o;
+}
+
+static json_object *do_backend_list(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", NULL};
+	const struct vip *only;
+	json_object *o, *arr;
+	uint32_t i, j;
+
+	if (check_keys(req, keys, e) || opt_vip(d, req, &only, e))
+		return NULL;
+	o = ok_reply();
+	arr = json_object_new_array();
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *v = d->reg->vips[i];
+
+		if (!v || (only && v != only))
+			continue;
+		for (j = 0; j < v->nbe; j++)
+			json_object_array_add(arr, be_json(d, v, &v->bes[j]));
+	}
+	json_object_object_add(o, "backends", arr);
+	return o;
+}
+
+/* The kernel module's counters, or null when it is not loaded. */
+static json_object *slowpath_json(void)
+{
+	uint64_t cnt[MAGLEV_STAT_MAX + 1];
+	json_object *so;
+	unsigned int i;
+
+	if (!slowpath_counters(cnt))
+		return NULL;
+	so = json_object_new_object();
+	for (i = 0; i <= MAGLEV_STAT_MAX; i++)
+		if (slowpath_nl_stat_name(i))
+			json_object_object_add(so, slowpath_nl_stat_name(i),
+					       json_object_new_uint64(cnt[i]));
+	return so;
+}
+
+static json_object *do_stats(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", NULL};
+	static const char *const reason_names[MAGLEV_REASON_MAX] = MAGLEV_REASON_NAMES;
+	uint64_t reasons[MAGLEV_REASON_MAX];
+	json_object *o, *arr, *ro;
+	char name[CTL_ADDR_STRLEN];
+	const struct vip *only;
+	uint32_t i, j;
+
+	if (check_keys(req, keys, e) || opt_vip(d, req, &only, e))
+		return NULL;
+	o = ok_reply();
+	arr = json_object_new_array();
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *v = d->reg->vips[i];
+		struct maglev_vip_stats vs = {0};
+		json_object *vo, *bes;
+
+		if (!v || (only && v != only))
+			continue;
+		maglev_dp_vip_stats(d->dp, v->id, &vs);
+		vo = json_object_new_object();
+		ctl_format_vip(&v->key, name, sizeof(name));
+		json_object_object_add(vo, "vip", json_object_new_string(name));
+		json_object_object_add(vo, "packets",
+				       json_object_new_uint64(vs.packets - v->base.packets));
+		json_object_object_add(vo, "bytes",
+				       json_object_new_uint64(vs.bytes - v->base.bytes));
+		json_object_object_add(vo, "new_flows",
+				       json_object_new_uint64(vs.new_flows - v->base.new_flows));
+		json_object_object_add(vo, "pps", json_object_new_double(v->pps));
+		json_object_object_add(vo, "bps", json_object_new_double(v->bps));
+		json_object_object_add(vo, "new_flows_per_s", json_object_new_double(v->fps));
+		bes = json_object_new_array();
+		for (j = 0; j < v->nbe; j++) {
+			const struct be *b = &v->bes[j];
+			struct maglev_backend_stats bs = {0};
+			json_object *bo = json_object_new_object();
+
+			maglev_dp_backend_stats(d->dp, b->idx, &bs);
+			ctl_format_addr(&b->addr, name, sizeof(name));
+			json_object_object_add(bo, "backend", json_object_new_string(name));
+			json_object_object_add(bo, "state", json_object_new_string(be_state(b)));
+			json_object_object_add(
+				bo, "packets",
+				json_object_new_uint64(bs.packets - b->base.packets));
+			json_object_object_add(bo, "bytes",
+					       json_object_new_uint64(bs.bytes - b->base.bytes));
+			json_object_object_add(bo, "pps", json_object_new_double(b->pps));
+			json_object_object_add(bo, "bps", json_object_new_double(b->bps));
+			json_object_array_add(bes, bo);
+		}
+		json_object_object_add(vo, "backends", bes);
+		json_object_array_add(arr, vo);
+	}
+	json_object_object_add(o, "vips", arr);
+	ro = json_object_new_object();
+	memset(reasons, 0, sizeof(reasons));
+	if (!maglev_dp_reason_stats(d->dp, reasons))
+		for (i = 0; i < MAGLEV_REASON_MAX; i++)
+			json_object_object_add(ro, reason_names[i],
+					       json_object_new_uint64(reasons[i]));
+	json_object_object_add(o, "reasons", ro);
+	json_object_object_add(o, "slowpath", slowpath_json());
+	return o;
+}
+
+static json_object *do_health(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", NULL};
+	const struct vip *only;
+	json_object *o, *arr;
+	uint32_t i, j;
+
+	if (check_keys(req, keys, e) || opt_vip(d, req, &only, e))
+		return NULL;
+	o = ok_reply();
+	arr = json_object_new_array();
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *v = d->reg->vips[i];
+
+		if (!v || (only && v != only))
+			continue;
+		for (j = 0; j < v->nbe; j++) {
+			json_object *bo = json_object_new_object();
+			char name[CTL_ADDR_STRLEN];
+
+			ctl_format_vip(&v->key, name, sizeof(name));
+			json_object_object_add(bo, "vip", json_object_new_string(name));
+			ctl_format_addr(&v->bes[j].addr, name, sizeof(name));
+			json_object_object_add(bo, "backend", json_object_new_string(name));
+			json_object_object_add(bo, "state",
+					       json_object_new_string(be_state(&v->bes[j])));
+			health_json(d, v, &v->bes[j], bo);
+			json_object_array_add(arr, bo);
+		}
+	}
+	json_object_object_add(o, "backends", arr);
+	return o;
+}
+
+static uint32_t live_table[MAGLEV_TABLE_SIZE];
+static uint32_t slot_count[MAGLEV_MAX_BACKENDS];
+
+static json_object *do_table(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", NULL};
+	json_object *o, *arr;
+	char name[CTL_ADDR_STRLEN];
+	uint32_t i, other = 0;
+	struct vip *v;
+	int r;
+
+	if (check_keys(req, keys, e) || get_vip(d, d->reg, req, &v, e))
+		return NULL;
+	r = maglev_dp_table_read(d->dp, v->id, live_table);
+	if (r) {
+		fail(e, "reading the live table: %s", strerror(-r));
+		return NULL;
+	}
+	/* The datapath refuses indices past the backend map; be safe anyway. */
+	for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
+		if (live_table[i] >= MAGLEV_MAX_BACKENDS)
+			live_table[i] = 0;
+	for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
+		slot_count[live_table[i]]++;
+	o = ok_reply();
+	ctl_format_vip(&v->key, name, sizeof(name));
+	json_object_object_add(o, "vip", json_object_new_string(name));
+	json_object_object_add(o, "size", json_object_new_int64(MAGLEV_TABLE_SIZE));
+	json_object_object_add(o, "table_gen", json_object_new_uint64(v->table_gen));
+	json_object_object_add(o, "rebuild_ms", json_object_new_double(v->rebuild_ms));
+	arr = json_object_new_array();
+	for (i = 0; i < v->nbe; i++) {
+		const struct be *b = &v->bes[i];
+		json_object *bo = json_object_new_object();
+
+		ctl_format_addr(&b->addr, name, sizeof(name));
+		json_object_object_add(bo, "backend", json_object_new_string(name));
+		json_object_object_add(bo, "index", json_object_new_int64(b->idx));
+		json_object_object_add(bo, "weight", json_object_new_int64(b->weight));
+		json_object_object_add(bo, "state", json_object_new_string(be_state(b)));
+		json_object_object_add(bo, "slots", json_object_new_int64(slot_count[b->idx]));
+		json_object_object_add(
+			bo, "share",
+			json_object_new_double((double)slot_count[b->idx] / MAGLEV_TABLE_SIZE));
+		json_object_array_add(arr, bo);
+		slot_count[b->idx] = 0;
+	}
+	/* Slots naming no backend of this VIP (empty, or stale): should be 0. */
+	for (i = 0; i < MAGLEV_TABLE_SIZE; i++) {
+		if (slot_count[live_table[i]]) {
+			other += slot_count[live_table[i]];
+			slot_count[live_table[i]] = 0;
+		}
+	}
+	json_object_object_add(o, "backends", arr);
+	json_object_object_add(o, "other_slots", json_object_new_int64(other));
+	return o;
+}
+
+static const struct be *find_be_idx(const struct vip *v, uint32_t idx)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nbe; i++)
+		if (v->bes[i].idx == idx)
+			return &v->bes[i];
+	return NULL;
+}
+
+static json_object *do_lookup(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", "src", NULL};
+	struct maglev_flow_key fk;
+	struct maglev_config mc;
+	struct maglev_conn conn;
+	struct maglev_backend mb;
+	struct maglev_seed seed;
+	char name[CTL_ADDR_STRLEN];
+	const struct be *tb, *cb = NULL;
+	struct maglev_vip_key vk;
+	struct ctl_addr src;
+	json_object *o;
+	uint16_t sport, dport;
+	const char *s;
+	uint32_t slot;
+	uint64_t h;
+	struct vip *v;
+	bool conn_ok = false, any;
+	int r;
+
+	if (check_keys(req, keys, e) || get_str(req, "vip", true, &s, e) ||
+	    ctl_parse_vip(s, &vk, &any, e->msg, sizeof(e->msg)))
+		return NULL;
+	/* As the datapath: the exact VIP, else the all-ports one of that
+	 * address, with the given port as the flow's destination port.
+	 */
+	dport = vk.port;
+	v = registry_find_vip(d->reg, &vk);
+	if (!v && dport) {
+		vk.port = 0;
+		v = registry_find_vip(d->reg, &vk);
+	}
+	if (!v) {
+		fail(e, "no VIP %s", s);
+		return NULL;
+	}
+	if (get_str(req, "src", true, &s, e) ||
+	    ctl_parse_endpoint(s, &src, &sport, e->msg, sizeof(e->msg)))
+		return NULL;
+	if (src.family != v->key.family) {
+		fail(e, "source and VIP are of different address families");
+		return NULL;
+	}
+	if (!dport) {
+		fail(e, "lookup on an all-ports VIP needs the destination port: give the VIP "
+			"as ADDR:PORT/PROTO");
+		return NULL;
+	}
+	r = maglev_dp_get_config(d->dp, &mc);
+	if (r) {
+		fail(e, "reading the datapath config: %s", strerror(-r));
+		return NULL;
+	}
+	seed.k0 = mc.seed_k0;
+	seed.k1 = mc.seed_k1;
+	memset(&fk, 0, sizeof(fk));
+	memcpy(fk.src, src.addr, sizeof(fk.src));
+	memcpy(fk.dst, v->key.addr, sizeof(fk.dst));
+	fk.sport = htons(sport);
+	fk.dport = dport;
+	fk.proto = v->key.proto;
+	fk.family = v->key.family;
+	if (v->key.family == MAGLEV_AF_INET)
+		h = maglev_flow_hash_v4(&seed, fk.src[0], fk.dst[0], fk.sport, fk.dport, fk.proto);
+	else
+		h = maglev_flow_hash_v6(&seed, fk.src, fk.dst, fk.sport, fk.dport, fk.proto);
+	slot = maglev_slot(h, MAGLEV_TABLE_SIZE);
+	r = maglev_dp_table_read(d->dp, v->id, live_table);
+	if (r) {
+		fail(e, "reading the live table: %s", strerror(-r));
+		return NULL;
+	}
+	tb = find_be_idx(v, live_table[slot]);
+	o = ok_reply();
+	json_object_object_add(o, "hash", json_object_new_uint64(h));
+	json_object_object_add(o, "slot", json_object_new_int64(slot));
+	if (tb) {
+		ctl_format_addr(&tb->addr, name, sizeof(name));
+		json_object_object_add(o, "table_backend", json_object_new_string(name));
+	} else {
+		json_object_object_add(o, "table_backend", NULL);
+	}
+	r = maglev_dp_conn_lookup(d->dp, &fk, &conn);
+	if (!r) {
+		json_object *co = json_object_new_object();
+
+		cb = find_be_idx(v, conn.backend_idx);
+		/* Usable exactly when the datapath would keep the flow on it. */
+		conn_ok = !maglev_dp_backend_get(d->dp, conn.backend_idx, &mb) &&
+			  mb.gen == conn.backend_gen &&
+			  (mb.flags & (MAGLEV_BACKEND_F_UP | MAGLEV_BACKEND_F_DRAIN));
+		json_object_object_add(co, "index", json_object_new_int64(conn.backend_idx));
+		json_object_object_add(co, "gen", json_object_new_int64(conn.backend_gen));
+		if (cb) {
+			ctl_format_addr(&cb->addr, name, sizeof(name));
+			json_object_object_add(co, "backend", json_object_new_string(name));
+		}
+		json_object_object_add(co, "usable", json_object_new_boolean(conn_ok));
+		json_object_object_add(o, "conn", co);
+	}
+	if (conn_ok && cb) {
+		ctl_format_addr(&cb->addr, name, sizeof(name));
+		json_object_object_add(o, "backend", json_object_new_string(name));
+		json_object_object_add(o, "source", json_object_new_string("conn"));
+	} else if (tb) {
+		ctl_format_addr(&tb->addr, name, sizeof(name));
+		json_object_object_add(o, "backend", json_object_new_string(name));
+		json_object_object_add(o, "source", json_object_new_string("table"));
+	} else {
+		json_object_object_add(o, "backend", NULL);
+		json_object_object_add(o, "source", json_object_new_string("none"));
+	}
+	return o;
+}
+
+static json_object *do_dump(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {NULL};
+	json_object *o, *arr;
+	uint32_t i;
+
+	if (check_keys(req, keys, e))
+		return NULL;
+	o = ok_reply();
+	arr = json_object_new_array();
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
+		if (d->reg->vips[i])
+			json_object_array_add(arr, state_vip_json(d->reg->vips[i], false));
+	json_object_object_add(o, "vips", arr);
+	return o;
+}
+
+static json_object *do_status(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {NULL};
+	json_object *o, *ifs;
+	int i;
+
+	if (check_keys(req, keys, e))
+		return NULL;
+	o = ok_reply();
+	json_object_object_add(o, "pid", json_object_new_int64(getpid()));
+	json_object_object_add(o, "uptime_s",
+			       json_object_new_int64((int64_t)(mono_ms() - d->start_ms) / 1000));
+	json_object_object_add(o, "vips", json_object_new_int64(d->reg->nvips));
+	json_object_object_add(o, "backends", json_object_new_int64(d->reg->nbackends));
+	ifs = json_object_new_array();
+	for (i = 0; i < d->cfg.n_ifaces; i++)
+		json_object_array_add(ifs, json_object_new_string(d->cfg.ifaces[i]));
+	json_object_object_add(o, "interfaces", ifs);
+	json_object_object_add(o, "xdp_mode",
+			       json_object_new_string(d->cfg.xdp_generic ? "generic" : "native"));
+	json_object_object_add(o, "pin_dir", json_object_new_string(d->cfg.pin_dir));
+	json_object_object_add(o, "state_file", json_object_new_string(d->cfg.state_file));
+	return o;
+}
+
+static const struct {
+	const char *cmd;
+	json_object *(*fn)(struct daemon *d, json_object *req, struct req_err *e);
+} queries[] = {
+	{"vip.list", do_vip_list}, {"vip.show", do_vip_show}, {"backend.list", do_backend_list},
+	{"stats", do_stats},	   {"health", do_health},     {"table", do_table},
+	{"lookup", do_lookup},	   {"dump", do_dump},	      {"status", do_status},
+};
+
+static json_object *handle(struct daemon *d, json_object *req, struct req_err *e)
+{
+	struct registry *next;
+	const char *cmd = req_cmd(req);
+	size_t i;
+
+	if (!cmd) {
+		fail(e, "request must be a JSON object with a 'cmd' string");
+		return NULL;
+	}
+	for (i = 0; i < sizeof(queries) / sizeof(queries[0]); i++)
+		if (!strcmp(queries[i].cmd, cmd))
+			return queries[i].fn(d, req, e);
+	if (strcmp(cmd, "batch") && !find_mutation(cmd)) {
+		fail(e, "unknown command '%.40s'", cmd);
+		return NULL;
+	}
+	next = registry_clone(d->reg);
+	if (!next) {
+		fail(e, "out of memory");
+		return NULL;
+	}
+	if (apply_mutation(d, next, cmd, req, e)) {
+		registry_free(next);
+		return NULL;
+	}
+	if (daemon_commit(d, next, e->msg, sizeof(e->msg)))
+		return NULL;
+	return ok_reply();
+}
+
+json_object *ctl_handle(struct daemon *d, const char *line, size_t len)
+{
+	json_tokener *tok = json_tokener_new();
+	struct req_err e = {""};
+	json_object *req, *resp;
+
+	d->ctl_requests++;
+	if (!tok)
+		return err_reply("out of memory");
+	req = json_tokener_parse_ex(tok, line, (int)len);
+	if (!req || json_tokener_get_error(tok) != json_tokener_success ||
+	    tok->char_offset < (int)len) {
+		/* Only whitespace may follow the object. */
+		size_t i = req ? (size_t)tok->char_offset : 0;
+
+		while (req && i < len &&
+		       (line[i] == ' ' || line[i] == '\r' || line[i] == '\n' || line[i] == '\t'))
+			i++;
+		if (!req || i < len || json_tokener_get_error(tok) != json_tokener_success) {
+			json_object_put(req);
+			json_tokener_free(tok);
+			d->ctl_rejected++;
+			return err_reply("request is not valid JSON");
+		}
+	}
+	json_tokener_free(tok);
+	resp = handle(d, req, &e);
+	json_object_put(req);
+	if (!resp) {
+		d->ctl_rejected++;
+		log_debug("rejected request: %s", e.msg);
+		return err_reply(e.msg[0] ? e.msg : "rejected");
+	}
+	return resp;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Mirror into the optional slow-path kernel module (slowpath.c). Every
+ * function is a no-op while the module is not loaded or out of sync.
+ */
+#ifndef MAGLEVD_SLOWPATH_H
+#define MAGLEVD_SLOWPATH_H
+
+#include "daemon.h"
+#include "registry.h"
+#include "maglev_genl.h"
+
+/* Look for the module (every few seconds while absent) and push everything. */
+void slowpath_tick(struct daemon *d);
+void slowpath_close(void);
+/* Whether the module is loaded and holds what the datapath holds. */
+bool slowpath_in_sync(void);
+void slowpath_config(const struct maglev_config *mc);
+void slowpath_backend_set(const struct be *b);
+void slowpath_backend_del(uint32_t idx);
+/* The VIP (encapsulation) and its new table, with the XDP table's generation. */
+void slowpath_table(const struct vip *v, const uint32_t *table);
+void slowpath_vip_del(const struct vip *v);
+/* The module's counters by name into out[name]; false when it is not loaded. */
+bool slowpath_counters(uint64_t out[MAGLEV_STAT_MAX + 1]);
+
+#endif /* MAGLEVD_SLOWPATH_H */
