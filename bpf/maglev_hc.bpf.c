@@ -34,6 +34,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include "maglev_hash.h"
 #include "maglev_maps.h"
 #include "hc_encap.h"
 
@@ -83,19 +84,6 @@ static __always_inline int hc_count(__u32 what, int verdict)
 	if (c)
 		*c += 1;
 	return verdict;
-}
-
-/* The same fold as maglev_flow_fold() in bpf/xdp_encap.h. */
-static __always_inline __u32 hc_fold(const __u32 src[4], __u16 sport, __u16 dport)
-{
-	__u32 x = src[0] ^ src[1] ^ src[2] ^ src[3] ^ (((__u32)sport << 16) | dport);
-
-	x ^= x >> 16;
-	x *= 0x85ebca6b;
-	x ^= x >> 13;
-	x *= 0xc2b2ae35;
-	x ^= x >> 16;
-	return x;
 }
 
 static __always_inline __u32 hc_host_mask(__u32 plen)
@@ -169,7 +157,7 @@ int maglev_hc(struct __sk_buff *skb)
 	if (inner_len > 0xffff - 64)
 		return hc_count(MAGLEV_HC_ERROR, TC_ACT_SHOT);
 
-	fold = hc_fold(src, ports[0], ports[1]);
+	fold = maglev_outer_fold(src, ports[0], ports[1]);
 	outer6 = t->backend_family == MAGLEV_AF_INET6;
 	gue = t->encap == MAGLEV_ENCAP_GUE;
 	olen = (outer6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +

@@ -180,8 +180,8 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 {
 	struct maglev_conn_slot *e = NULL;
 	struct maglev_conn_bucket *b;
+	struct maglev_vip_info vi = {};
 	struct maglev_dest d = {};
-	struct maglev_vip_info *vip;
 	struct maglev_config *cfg;
 	__u32 zero = 0, gen, *genp;
 	int reason = 0, way, syn;
@@ -218,12 +218,11 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 			d.encap = e->encap;
 			d.gue_port = e->gue_port;
 		} else {
-			vip = maglev_vip_find(vk, va, pkt->key.dport, pkt->key.proto);
-			if (!vip)
+			if (!maglev_vip_find(vk, va, pkt->key.dport, pkt->key.proto, &vi))
 				return MAGLEV_PASS(PASS_NOT_VIP);
-			d.vip_id = vip->vip_id;
-			d.encap = vip->encap;
-			d.gue_port = vip->gue_port;
+			d.vip_id = vi.vip_id;
+			d.encap = vi.encap;
+			d.gue_port = vi.gue_port;
 		}
 		if (e && d.idx && e->vip_id == d.vip_id) {
 			/* Same VIP after a VIP map change: keep the backend. */

@@ -11,8 +11,8 @@
 /* The flow's bucket (NULL: no table) and *way, the way holding the flow
  * (-1: none). *hp gets the key's hash for the check word and the tag.
  */
-static __always_inline struct maglev_conn_bucket *
-maglev_conn_find(const struct maglev_flow_key *k, __u64 *hp, int *way)
+static __always_inline struct maglev_conn_bucket *maglev_conn_find(const struct maglev_flow_key *k,
+								   __u64 *hp, int *way)
 {
 	struct maglev_conn_params *p;
 	struct maglev_conn_bucket *b;

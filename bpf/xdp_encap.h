@@ -22,24 +22,6 @@
 #include "xdp_parse.h"
 #include "xdp_counters.h"
 
-/* Per-flow 32-bit value for the outer source address and UDP source port:
- * cheap (no SipHash on the established path) and stable for a flow, so the
- * backend's RSS keeps a flow on one queue and spreads different flows.
- * murmur3's fmix32 over the client address words and ports, as loaded.
- */
-static __always_inline __u32 maglev_flow_fold(const struct maglev_flow_key *k)
-{
-	__u32 x = k->src[0] ^ k->src[1] ^ k->src[2] ^ k->src[3] ^
-		  (((__u32)k->sport << 16) | k->dport);
-
-	x ^= x >> 16;
-	x *= 0x85ebca6b;
-	x ^= x >> 13;
-	x *= 0xc2b2ae35;
-	x ^= x >> 16;
-	return x;
-}
-
 /* Network-order mask of the host bits of a prefix length within one word. */
 static __always_inline __u32 maglev_host_mask(__u32 plen)
 {
@@ -108,7 +90,7 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 	__u32 over = (outer6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
 		     (gue ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0);
 	__u8 inner_proto = pkt->key.family == MAGLEV_AF_INET ? IPPROTO_IPIP : IPPROTO_IPV6;
-	__u32 fold = maglev_flow_fold(&pkt->key);
+	__u32 fold = maglev_outer_fold(pkt->key.src, pkt->key.sport, pkt->key.dport);
 	__u32 vb = maglev_vlan_bytes(pkt->l2_len), t1, t2;
 	void *data, *data_end, *old, *l3;
 	struct ethhdr *eth;
@@ -134,8 +116,17 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 	eth = data;
 	if ((void *)(eth + 1) > data_end)
 		return MAGLEV_DROP(DROP_ADJUST);
-	__builtin_memcpy(eth->h_dest, cfg->nexthop_mac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, cfg->src_mac, ETH_ALEN);
+	/* Both MACs in four word stores (a memcpy into the packed Ethernet
+	 * header would be twelve byte loads and stores); the config fields
+	 * sit at offsets 16 and 22 of an 8-byte aligned struct.
+	 */
+	_Static_assert(__builtin_offsetof(struct maglev_config, nexthop_mac) == 16 &&
+			       __builtin_offsetof(struct maglev_config, src_mac) == 22,
+		       "MAC word copies assume these offsets");
+	*(__u32 *)(data + 0) = *(const __u32 *)&cfg->nexthop_mac[0];
+	*(__u16 *)(data + 4) = *(const __u16 *)&cfg->nexthop_mac[4];
+	*(__u16 *)(data + 6) = *(const __u16 *)&cfg->src_mac[0];
+	*(__u32 *)(data + 8) = *(const __u32 *)&cfg->src_mac[2];
 	/* VLAN tags (TPID + TCI) move with the MAC header. */
 	if (vb >= 4)
 		*(__u32 *)(data + 12) = t1;

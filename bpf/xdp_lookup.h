@@ -10,13 +10,46 @@
 #include "xdp_parse.h"
 #include "maglev_hash.h"
 
+/* The VIP of key vk from the cache, copied to *out; 0: not cached. */
+static __always_inline int maglev_vip_cached(const struct maglev_vip_key *vk,
+					     struct maglev_vip_info *out)
+{
+	__u32 i = maglev_vip_cache_index(vk);
+	struct maglev_vip_cache_slot *c = bpf_map_lookup_elem(&maglev_vipcache, &i);
+	struct maglev_vip_info v;
+
+	if (!c || !maglev_vip_key_eq(&c->key, vk))
+		return 0;
+	v = c->info;
+	if (maglev_vip_cache_check(vk, &v) != c->check)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+/* One VIP key: the cache, else the hash map. */
+static __always_inline int maglev_vip_get(const struct maglev_vip_key *vk,
+					  struct maglev_vip_info *out)
+{
+	struct maglev_vip_info *vip;
+
+	if (maglev_vip_cached(vk, out))
+		return 1;
+	vip = bpf_map_lookup_elem(&maglev_vips, vk);
+	if (!vip)
+		return 0;
+	*out = *vip;
+	return 1;
+}
+
 /* vk holds the destination address and family; exact port first, then the
  * all-ports VIP, each only if the address filter says such a key exists.
+ * The VIP is copied to *out; 0: no VIP.
  */
-static __always_inline struct maglev_vip_info *
-maglev_vip_find(struct maglev_vip_key *vk, const struct maglev_vip_addr *va, __u16 port, __u8 proto)
+static __always_inline int maglev_vip_find(struct maglev_vip_key *vk,
+					   const struct maglev_vip_addr *va, __u16 port, __u8 proto,
+					   struct maglev_vip_info *out)
 {
-	struct maglev_vip_info *vip = NULL;
 	int ports, any;
 
 	if (proto == IPPROTO_TCP) {
@@ -29,15 +62,14 @@ maglev_vip_find(struct maglev_vip_key *vk, const struct maglev_vip_addr *va, __u
 	vk->proto = proto;
 	if (ports) {
 		vk->port = port;
-		vip = bpf_map_lookup_elem(&maglev_vips, vk);
-		if (vip)
-			return vip;
+		if (maglev_vip_get(vk, out))
+			return 1;
 	}
 	if (any) {
 		vk->port = 0;
-		vip = bpf_map_lookup_elem(&maglev_vips, vk);
+		return maglev_vip_get(vk, out);
 	}
-	return vip;
+	return 0;
 }
 
 /* Same, without the address filter (ICMP errors: the inner source is the VIP). */

@@ -26,6 +26,14 @@ struct {
 	__type(value, struct maglev_vip_info);
 } maglev_vips SEC(".maps");
 
+/* Inlined cache in front of maglev_vips (include/maglev_conn.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAGLEV_VIP_CACHE_SIZE);
+	__type(key, __u32);
+	__type(value, struct maglev_vip_cache_slot);
+} maglev_vipcache SEC(".maps");
+
 /* Per-address filter (see struct maglev_vip_addr): the first lookup, and
  * for non-VIP traffic the only one; inlined, no hashing.
  */

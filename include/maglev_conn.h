@@ -56,25 +56,24 @@ struct maglev_conn_params {
 
 /*
  * Keyed 64-bit hash of a flow key: bucket from the low bits, tag from the
- * high. Multiply / xor-shift rounds over the ten key words; not
- * cryptographic (like the kernel hash table's seeded jhash), the seed only
- * keeps bucket placement unpredictable.
+ * high. Each 64-bit half-key word is offset by the seed and multiplied by
+ * its own odd constant: five independent multiplies (they run in parallel,
+ * unlike a chained mix), xored, then one murmur3-style finalizer. Not
+ * cryptographic (neither is the kernel hash table's seeded jhash); the
+ * seed keeps bucket placement unpredictable from outside.
  */
 static inline __u64 maglev_conn_hash(const struct maglev_flow_key *k, __u64 seed)
 {
 	const maglev_conn_word *w = (const maglev_conn_word *)k;
-	__u64 h = seed;
-	int i;
+	__u64 h;
 
-#ifdef __clang__
-#pragma unroll
-#endif
-	for (i = 0; i < 10; i += 2) {
-		h ^= (__u64)w[i] | (__u64)w[i + 1] << 32;
-		h *= 0x9e3779b97f4a7c15ULL;
-		h ^= h >> 32;
-	}
-	h *= 0xbf58476d1ce4e5b9ULL;
+	h = (((__u64)w[0] | (__u64)w[1] << 32) + seed) * 0x9e3779b97f4a7c15ULL;
+	h ^= (((__u64)w[2] | (__u64)w[3] << 32) ^ seed) * 0xc2b2ae3d27d4eb4fULL;
+	h ^= (((__u64)w[4] | (__u64)w[5] << 32) + seed) * 0x165667b19e3779f9ULL;
+	h ^= (((__u64)w[6] | (__u64)w[7] << 32) ^ seed) * 0xd6e8feb86659fd93ULL;
+	h ^= (((__u64)w[8] | (__u64)w[9] << 32) + seed) * 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
 	h ^= h >> 29;
 	return h;
 }
@@ -84,16 +83,19 @@ static inline __u32 maglev_conn_tag(__u64 h)
 	return (__u32)(h >> 32) | 1;
 }
 
-/* Check word of a slot: the key's hash and every field a reader uses. */
+/* Check word of a slot: the key's hash and every field a reader uses, each
+ * through its own multiplier (independent, so cheap), so that a slot mixing
+ * the fields of two writes matches with probability about 2^-32.
+ */
 static inline __u32 maglev_conn_check(__u64 h, const struct maglev_conn_slot *s)
 {
-	__u64 x = h ^ ((__u64)s->conn.backend_idx << 32 | s->conn.backend_gen);
+	__u64 x = h ^ (__u64)s->conn.backend_idx * 0x9e3779b97f4a7c15ULL ^
+		  (__u64)s->conn.backend_gen * 0xc2b2ae3d27d4eb4fULL ^
+		  (__u64)s->vip_id * 0x165667b19e3779f9ULL ^
+		  (__u64)s->vip_gen * 0xd6e8feb86659fd93ULL ^
+		  (__u64)((__u32)s->encap << 16 | s->gue_port) * 0xff51afd7ed558ccdULL;
 
-	x *= 0x9e3779b97f4a7c15ULL;
-	x ^= (__u64)s->vip_id << 32 | s->vip_gen;
-	x ^= (__u64)s->encap << 16 | s->gue_port;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	return (__u32)(x >> 32);
+	return (__u32)(x >> 32) ^ (__u32)x;
 }
 
 static inline int maglev_conn_key_eq(const struct maglev_flow_key *a,
@@ -103,6 +105,50 @@ static inline int maglev_conn_key_eq(const struct maglev_flow_key *a,
 
 	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]) |
 		(x[5] ^ y[5]) | (x[6] ^ y[6]) | (x[7] ^ y[7]) | (x[8] ^ y[8]) | (x[9] ^ y[9])) == 0;
+}
+
+/*
+ * VIP cache: an ARRAY (MAGLEV_VIP_CACHE_SIZE slots, inlined lookups) in
+ * front of the VIP hash map, so a new flow finds its VIP without a hash-map
+ * call. The library writes a slot after every VIP change (invalidating it
+ * first, so a slot never names an outdated VIP); a key whose slot holds
+ * another key, or a slot whose check word does not match (torn by a
+ * concurrent write), falls back to the hash map, which stays authoritative.
+ */
+#define MAGLEV_VIP_CACHE_SIZE 4096
+
+struct maglev_vip_cache_slot {
+	struct maglev_vip_key key;
+	struct maglev_vip_info info;
+	__u32 check; /* maglev_vip_cache_check(key, info) */
+};
+
+static inline __u32 maglev_vip_cache_index(const struct maglev_vip_key *k)
+{
+	__u32 x = k->addr[0] ^ k->addr[1] ^ k->addr[2] ^ k->addr[3] ^
+		  ((__u32)k->port << 16 | (__u32)k->proto << 8 | k->family);
+
+	return (x * 0x9e3779b1U) >> (32 - 12);
+}
+
+static inline __u32 maglev_vip_cache_check(const struct maglev_vip_key *k,
+					   const struct maglev_vip_info *v)
+{
+	const maglev_conn_word *w = (const maglev_conn_word *)k;
+	const maglev_conn_word *i = (const maglev_conn_word *)v;
+	__u64 x = (__u64)w[0] * 0x9e3779b97f4a7c15ULL ^ (__u64)w[1] * 0xc2b2ae3d27d4eb4fULL ^
+		  (__u64)w[2] * 0x165667b19e3779f9ULL ^ (__u64)w[3] * 0xd6e8feb86659fd93ULL ^
+		  (__u64)w[4] * 0xff51afd7ed558ccdULL ^ (__u64)i[0] * 0xc4ceb9fe1a85ec53ULL ^
+		  (__u64)i[1] * 0x27d4eb2f165667c5ULL;
+
+	return ((__u32)(x >> 32) ^ (__u32)x) | 1;
+}
+
+static inline int maglev_vip_key_eq(const struct maglev_vip_key *a, const struct maglev_vip_key *b)
+{
+	const maglev_conn_word *x = (const maglev_conn_word *)a, *y = (const maglev_conn_word *)b;
+
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4])) == 0;
 }
 
 #endif /* MAGLEV_CONN_H */

@@ -136,4 +136,24 @@ static __always_inline __u32 maglev_slot(__u64 hash, __u32 m)
 	return (__u32)(hash % m);
 }
 
+/*
+ * Per-flow 32-bit fold for the outer source address and the GUE source port:
+ * murmur3's fmix32 over the client's address words and ports, as loaded
+ * (network order). Cheap enough for the established path, stable for a
+ * flow, so a backend's RSS keeps each flow on one queue and spreads flows.
+ * The XDP program, the TC health-check program and the kernel module all use
+ * it, so a flow's outer headers do not depend on which path sent it.
+ */
+static __always_inline __u32 maglev_outer_fold(const __u32 src[4], __u16 sport, __u16 dport)
+{
+	__u32 x = src[0] ^ src[1] ^ src[2] ^ src[3] ^ (((__u32)sport << 16) | dport);
+
+	x ^= x >> 16;
+	x *= 0x85ebca6b;
+	x ^= x >> 13;
+	x *= 0xc2b2ae35;
+	x ^= x >> 16;
+	return x;
+}
+
 #endif /* MAGLEV_HASH_H */

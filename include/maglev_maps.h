@@ -184,23 +184,6 @@ static inline __u32 maglev_vip_filter_slot(const __u32 addr[4], __u8 family)
 	return (x * 0x9e3779b1U) >> 16;
 }
 
-/*
- * Value of the connection table (key struct maglev_flow_key): the recorded
- * backend (struct maglev_conn, what maglev_dp_conn_lookup returns) plus the
- * flow's VIP as it was when the entry was written. While vip_gen equals the
- * datapath's VIP generation (bumped by every VIP map change), an established
- * packet needs no VIP lookup at all.
- */
-struct maglev_conn_entry {
-	struct maglev_conn conn;
-	__u32 vip_id;
-	__u32 vip_gen;
-	__u8 encap;
-	__u8 pad;
-	__u16 gue_port; /* network order, 0: default */
-	__u32 pad2;
-};
-
 /* VIP keys (address, port, protocol) the VIP map holds; several keys may
  * share one vip_id (table).
  */

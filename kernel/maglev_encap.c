@@ -31,24 +31,15 @@
 #define MAGLEV_FLOWLABEL_BITS 0xfffff
 
 /*
- * The XDP program's per-flow 32-bit fold (bpf/xdp_encap.h maglev_flow_fold):
- * murmur3's fmix32 over the client address words and the ports as they lie
- * in memory. It picks the outer source inside the configured prefix, the
+ * The per-flow fold shared with the XDP and TC programs (include/
+ * maglev_hash.h): it picks the outer source inside the configured prefix, the
  * GUE source port and the IPv6 flow label, so a flow's outer packets look
- * the same whichever data plane sent them and backends' RSS spreads flows.
+ * the same whichever data plane sent them.
  */
 static u32 maglev_flow_fold(const struct maglev_flow *fl)
 {
-	u32 x = fl->saddr.words[0] ^ fl->saddr.words[1] ^ fl->saddr.words[2] ^
-		fl->saddr.words[3] ^
-		(((u32)(__force u16)fl->sport << 16) | (__force u16)fl->dport);
-
-	x ^= x >> 16;
-	x *= 0x85ebca6b;
-	x ^= x >> 13;
-	x *= 0xc2b2ae35;
-	x ^= x >> 16;
-	return x;
+	return maglev_outer_fold((const u32 *)fl->saddr.words, (__force u16)fl->sport,
+				 (__force u16)fl->dport);
 }
 
 /* Host bits of a prefix within one 32-bit word, host order. */

@@ -98,6 +98,13 @@ check "IPIP: the TC program encapsulated the checks' packets (>= 6 for 3 connect
 	[ $((enc1 - enc0)) -ge 6 ]
 check "IPIP: the backend's decap program stripped them" [ $((dec1 - dec0)) -ge 6 ]
 check "no marked packet dropped by the TC program" [ "$(hc_dropped)" -eq 0 ]
+metrics_enc() {
+	ip netns exec "$NS_LB" curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" |
+		sed -n 's/^maglev_health_encap_packets_total{result="encapsulated"} //p'
+}
+m=$(metrics_enc)
+check "metrics export the TC program's count ($m, bpftool says $(hc_encapsulated))" \
+	bash -c "[ -n '$m' ] && [ '$m' -ge $enc1 ]"
 
 kill $L30
 check "the VIP's service stops: refused through the tunnel, the backend goes down" \
@@ -118,7 +125,6 @@ check "decapsulation back: up again" wait_state $V 198.51.100.31 up 3
 
 # --- GUE -------------------------------------------------------------------------------
 G=192.0.2.31:8081/tcp
-listen 192.0.2.31 8081 || nok "listener on the VIP 192.0.2.31:8081"
 ctl vip add $G --encap gue --check http --check-path / --check-status 200 --check-interval 200 \
 	--check-timeout 150 --rise 1 --fall 1
 cat >"$TDIR/httpd.py" <<'EOF'
@@ -132,16 +138,41 @@ class H(http.server.BaseHTTPRequestHandler):
 socketserver.TCPServer.allow_reuse_address = True
 socketserver.TCPServer(("192.0.2.31", 8081), H).serve_forever()
 EOF
-kill $LPID
 ip netns exec "$NS_CL" python3 "$TDIR/httpd.py" 2>/dev/null &
 EXTRA_PIDS="$EXTRA_PIDS $!"
 disown $!
+for _ in $(seq 200); do
+	clx bash -c "exec 3<>/dev/tcp/192.0.2.31/8081" 2>/dev/null && break
+	sleep 0.05
+done
 ctl backend add $G 198.51.100.32
 check "GUE + HTTP: up, the request reached the VIP (Host: 192.0.2.31 answered 200)" \
-	wait_state $G 198.51.100.32 up 3
+	wait_state $G 198.51.100.32 up 5
 g0=$(decapsulated)
 sleep 0.6
 check "GUE: checks keep being decapsulated on the backend" [ $(($(decapsulated) - g0)) -gt 0 ]
+# The GUE port is the VIP's: a VIP on port 6090 stays down while the backend
+# decapsulates 6080 only, and comes up (the 6080 one going down) once the
+# backend's decap program is told 6090.
+G2=192.0.2.32:8082/tcp
+clx ip addr add 192.0.2.32/32 dev lo
+listen 192.0.2.32 8082 || nok "listener on the VIP 192.0.2.32:8082"
+ctl vip add $G2 --encap gue --gue-port 6090 --check tcp --check-interval 200 --check-timeout 150 \
+	--rise 1 --fall 1
+ctl backend add $G2 198.51.100.32
+check "GUE to port 6090, backend decapsulating 6080: down (timeout)" \
+	bash -c "$(declare -f field wait_state ctl); MAGLEVCTL=$MAGLEVCTL; wait_state $G2 198.51.100.32 down 5 && \
+		 [ \"\$(field $G2 198.51.100.32 .last_error)\" = timeout ]"
+decap_cfg() { # the decap program's GUE port map
+	local m
+	for m in $(bpftool -j prog show id "$(decap_prog)" | jq -r '.map_ids[]'); do
+		[ "$(bpftool -j map show id "$m" | jq -r .name)" = maglev_decap_cf ] && echo "$m"
+	done
+}
+bpftool map update id "$(decap_cfg)" key 0 0 0 0 value 0x17 0xca 0 0
+check "backend decapsulating GUE port 6090: the 6090 VIP's backend comes up" \
+	wait_state $G2 198.51.100.32 up 5
+check "... and the 6080 VIP's backend goes down" wait_state $G 198.51.100.32 down 5
 
 # --- health_via_encap no: straight to the backend address, where nothing listens -------
 write_conf "health_via_encap no"

@@ -669,4 +669,46 @@ TEST_F(conn, conn_flush_forgets_all)
 	}
 }
 
+/*
+ * The VIP cache in front of the VIP hash map follows every VIP change, and
+ * a cache slot that does not verify (torn, or stale) is never used: the
+ * hash map answers.
+ */
+TEST_F(conn, vip_cache_follows_changes)
+{
+	int fd = maglev_dp_map_fd(self->dp, "maglev_vipcache");
+	struct maglev_vip_cache_slot c;
+	struct maglev_vip_key k;
+	struct flow f = self->f4;
+	uint32_t i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(0, fill_table(self->dp, 2, 5));
+	f.sport = 41000;
+	ASSERT_EQ(3, sent_to(self, &f, SYN));
+	/* Same key, another VIP id (table): new flows follow at once. */
+	ASSERT_EQ(0, add_vip(self->dp, self->f4.dst, P_AF4, 0, IPPROTO_TCP, 2, 0, 0));
+	f.sport++;
+	ASSERT_EQ(5, sent_to(self, &f, SYN));
+	/* The slot names this key; make it claim the old VIP id without
+	 * a matching check word: it must be ignored.
+	 */
+	vip_key(&k, self->f4.dst, P_AF4, 0, IPPROTO_TCP);
+	i = maglev_vip_cache_index(&k);
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &i, &c));
+	ASSERT_TRUE(maglev_vip_key_eq(&c.key, &k));
+	ASSERT_EQ(2, c.info.vip_id);
+	c.info.vip_id = 1;
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &i, &c, 0));
+	f.sport++;
+	ASSERT_EQ(5, sent_to(self, &f, SYN));
+	/* Deleted: not a VIP any more (XDP_PASS), cached or not. */
+	ASSERT_EQ(0, maglev_dp_vip_del(self->dp, &k));
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &i, &c));
+	ASSERT_FALSE(maglev_vip_key_eq(&c.key, &k));
+	f.sport++;
+	ASSERT_EQ(0, sent_to(self, &f, SYN));
+}
+
 TEST_HARNESS_MAIN

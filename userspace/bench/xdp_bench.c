@@ -30,8 +30,8 @@
 #include "maglev_bench.skel.h"
 #include "pkt.h"
 
-#define REPEAT	  1000000
-#define ROUNDS	  7
+#define REPEAT 1000000
+#define ROUNDS 7
 /* New-flow rounds: this many distinct flows, inserted into an emptied
  * table. Far below one CPU's share of the per-CPU LRU (1M entries / CPUs),
  * so no insert evicts; checked after every round.
@@ -354,13 +354,13 @@ int main(int argc, char **argv)
 	client_flow(&f6, P_AF6);
 
 #define WANT(KEY) (!only || strstr(KEY, only))
-#define RUN(KEY, WHAT, FD, ACTION, REPEAT_, FRESH, ...)                                  \
-	do {                                                                              \
-		struct expect e_ = {__VA_ARGS__};                                         \
-		ns = measure(&c, FD, ACTION, &e_, &skips, REPEAT_, FRESH);                \
-		if (ns < 0)                                                               \
-			return 1;                                                         \
-		res[n++] = (struct result){KEY, WHAT, ns};                                \
+#define RUN(KEY, WHAT, FD, ACTION, REPEAT_, FRESH, ...)                    \
+	do {                                                               \
+		struct expect e_ = {__VA_ARGS__};                          \
+		ns = measure(&c, FD, ACTION, &e_, &skips, REPEAT_, FRESH); \
+		if (ns < 0)                                                \
+			return 1;                                          \
+		res[n++] = (struct result){KEY, WHAT, ns};                 \
 	} while (0)
 #define WARM() measure(&c, wrap_fd, XDP_TX, &(struct expect){-1, -1, -1, 0}, NULL, REPEAT, 0)
 
@@ -376,8 +376,8 @@ int main(int argc, char **argv)
 	 * tail-calling a program that only moves the head for a 20-byte outer
 	 * header (the floor of any encapsulating balancer).
 	 */
-	RUN("xdp_ns_empty_direct", "empty XDP program, run directly", c.noop_fd, XDP_TX, REPEAT,
-	    0, .reason = -1, .ctr = -1, .ctr2 = -1);
+	RUN("xdp_ns_empty_direct", "empty XDP program, run directly", c.noop_fd, XDP_TX, REPEAT, 0,
+	    .reason = -1, .ctr = -1, .ctr2 = -1);
 	set_target(&c, bpf_program__fd(c.wrap->progs.maglev_bench_adjust));
 	RUN("xdp_ns_adjust_floor", "adjust_head(-20) only (encapsulation floor)", wrap_fd, XDP_TX,
 	    REPEAT, 0, .reason = -1, .ctr = -1, .ctr2 = -1);
@@ -490,14 +490,13 @@ int main(int argc, char **argv)
 		set_packet(&c, fr, 0);
 		RUN("xdp_ns_nonvip", "non-VIP v4 (XDP_PASS)", wrap_fd, XDP_PASS, REPEAT, 0,
 		    .reason = MAGLEV_REASON_PASS_NOT_VIP, .ctr = -1, .ctr2 = -1);
-		RUN("xdp_ns_nonvip_direct", "non-VIP v4, balancer run directly", c.lb_fd,
-		    XDP_PASS, REPEAT, 0, .reason = MAGLEV_REASON_PASS_NOT_VIP, .ctr = -1,
-		    .ctr2 = -1);
+		RUN("xdp_ns_nonvip_direct", "non-VIP v4, balancer run directly", c.lb_fd, XDP_PASS,
+		    REPEAT, 0, .reason = MAGLEV_REASON_PASS_NOT_VIP, .ctr = -1, .ctr2 = -1);
 	}
 
 	printf("XDP balancer, BPF_PROG_TEST_RUN repeat=%d x %d rounds (median; new flow: %d x %d\n"
-	       "into an emptied table), %d-byte frames, %d backends, connection table %u\n"
-	       "entries (LRU, per-CPU lists).\n"
+	       "into an emptied table), %d-byte frames, %d backends, connection table for %u\n"
+	       "flows.\n"
 	       "Method: wrapper moves the head back (bpf_xdp_adjust_head every iteration),\n"
 	       "restores 80 header bytes and tail-calls the balancer; counters checked: every\n"
 	       "iteration took the path named. net = total - wrapper.\n"
@@ -524,7 +523,8 @@ int main(int argc, char **argv)
 	}
 	if (find(res, n, "xdp_ns_established_v4") > 0 && find(res, n, "xdp_ns_newflow_v4") > 0)
 		printf("\nIPv6/IPv4 (total): established %.2f, new flow %.2f\n",
-		       find(res, n, "xdp_ns_established_v6") / find(res, n, "xdp_ns_established_v4"),
+		       find(res, n, "xdp_ns_established_v6") /
+			       find(res, n, "xdp_ns_established_v4"),
 		       find(res, n, "xdp_ns_newflow_v6") / find(res, n, "xdp_ns_newflow_v4"));
 	if (find(res, n, "xdp_ns_newflow_v4") > 0 || find(res, n, "xdp_ns_newflow_v6") > 0)
 		printf("new flow: %llu of the new-flow inserts were evicted by a full bucket\n",

@@ -381,6 +381,37 @@ static int vip_gen_bump(struct maglev_dp *dp)
 	return ret_errno(bpf_map_update_elem(fd, &zero, &gen, 0));
 }
 
+/* Clear key's VIP cache slot if it holds key. */
+static int vip_cache_drop(struct maglev_dp *dp, const struct maglev_vip_key *key)
+{
+	int fd = map_fd(dp->skel->maps.maglev_vipcache);
+	__u32 i = maglev_vip_cache_index(key);
+	struct maglev_vip_cache_slot c;
+
+	if (bpf_map_lookup_elem(fd, &i, &c))
+		return -errno;
+	if (!maglev_vip_key_eq(&c.key, key))
+		return 0;
+	memset(&c, 0, sizeof(c));
+	return ret_errno(bpf_map_update_elem(fd, &i, &c, 0));
+}
+
+/* Cache key -> info (after the hash map has it); a slot held by another
+ * key is taken over, that key falls back to the hash map.
+ */
+static int vip_cache_put(struct maglev_dp *dp, const struct maglev_vip_key *key,
+			 const struct maglev_vip_info *info)
+{
+	struct maglev_vip_cache_slot c;
+	__u32 i = maglev_vip_cache_index(key);
+
+	memset(&c, 0, sizeof(c));
+	c.key = *key;
+	c.info = *info;
+	c.check = maglev_vip_cache_check(&c.key, &c.info);
+	return ret_errno(bpf_map_update_elem(map_fd(dp->skel->maps.maglev_vipcache), &i, &c, 0));
+}
+
 int maglev_dp_vip_set(struct maglev_dp *dp, const struct maglev_vip_key *key,
 		      const struct maglev_vip_info *info)
 {
@@ -393,6 +424,10 @@ int maglev_dp_vip_set(struct maglev_dp *dp, const struct maglev_vip_key *key,
 	    info->encap > MAGLEV_ENCAP_GUE)
 		return -EINVAL;
 	existed = !bpf_map_lookup_elem(fd, key, &old);
+	/* The cache never names an outdated VIP: drop, change, re-add. */
+	ret = vip_cache_drop(dp, key);
+	if (ret)
+		return ret;
 	/* VIP entry first: the filter never points at a missing key. */
 	ret = ret_errno(bpf_map_update_elem(fd, key, info, 0));
 	if (!ret && !existed) {
@@ -400,6 +435,8 @@ int maglev_dp_vip_set(struct maglev_dp *dp, const struct maglev_vip_key *key,
 		if (ret)
 			bpf_map_delete_elem(fd, key);
 	}
+	if (!ret)
+		ret = vip_cache_put(dp, key, info);
 	if (!ret)
 		ret = vip_gen_bump(dp);
 	return ret;
@@ -415,7 +452,9 @@ int maglev_dp_vip_del(struct maglev_dp *dp, const struct maglev_vip_key *key)
 		return -EINVAL;
 	if (bpf_map_lookup_elem(fd, key, &old))
 		return -ENOENT;
-	ret = vaddr_adjust(dp, key, -1);
+	ret = vip_cache_drop(dp, key);
+	if (!ret)
+		ret = vaddr_adjust(dp, key, -1);
 	if (!ret)
 		ret = ret_errno(bpf_map_delete_elem(fd, key));
 	if (!ret)

@@ -70,6 +70,8 @@ char *metrics_render(struct daemon *d, size_t *len);
 void health_tick(struct daemon *d);
 void health_json(struct daemon *d, const struct vip *v, const struct be *b, json_object *o);
 uint64_t health_checks_total(uint32_t idx, bool ok);
+/* Counters of the health-check encapsulation program; false when it is not in use. */
+bool health_encap_counters(uint64_t *out);
 
 /* Datapath configuration derived from the config file (netinfo.c). */
 int daemon_dp_config(struct daemon *d, const struct maglevd_config *cfg, struct maglev_config *out,

@@ -70,6 +70,11 @@ static bool enc_has(const int *list, int n, int ifindex)
 	return false;
 }
 
+bool health_encap_counters(uint64_t *out)
+{
+	return enc.h && !hc_encap_counters(enc.h, out);
+}
+
 static void encap_sync(struct daemon *d)
 {
 	int want[CFG_MAX_IFACES], nwant = 0, i, r;

@@ -15,6 +15,7 @@
 
 #include "ctl_proto.h"
 #include "log.h"
+#include "hc_encap.h"
 #include "slowpath.h"
 #include "slowpath_nl.h"
 #include "state.h"
@@ -185,6 +186,24 @@ char *metrics_render(struct daemon *d, size_t *len)
 						"maglev_slowpath_events_total{event=\"%s\"} %llu\n",
 						slowpath_nl_stat_name(i),
 						(unsigned long long)cnt[i]);
+		}
+	}
+	{
+		static const char *const hc_names[MAGLEV_HC_CTR_MAX] = {
+			[MAGLEV_HC_ENCAP] = "encapsulated",
+			[MAGLEV_HC_NO_TARGET] = "drop_no_target",
+			[MAGLEV_HC_ERROR] = "drop_error",
+		};
+		uint64_t hc[MAGLEV_HC_CTR_MAX];
+		unsigned int i;
+
+		if (health_encap_counters(hc)) {
+			head(f, "maglev_health_encap_packets_total", "counter",
+			     "Health-check packets the TC program encapsulated or dropped.");
+			for (i = 0; i < MAGLEV_HC_CTR_MAX; i++)
+				fprintf(f,
+					"maglev_health_encap_packets_total{result=\"%s\"} %llu\n",
+					hc_names[i], (unsigned long long)hc[i]);
 		}
 	}
 	head(f, "maglevd_vips", "gauge", "VIPs configured.");

@@ -292,12 +292,11 @@ static int neigh_get(const struct gw_info *gi, uint8_t mac[6])
 	return 0;
 }
 
-/* The gateway maglevd follows (nh_event, nh_tick) and the MAC it last took. */
+/* The gateway maglevd follows (nh_event, nh_tick). */
 static struct {
 	struct ev_source nl_src, tick_src;
 	struct mnl_socket *nl;
 	struct gw_info gw;
-	uint8_t mac[6];
 	bool gw_lost; /* said once that the gateway is gone */
 } nh = {.nl_src = {.fd = -1}, .tick_src = {.fd = -1}};
 
@@ -347,7 +346,6 @@ static int resolve_nexthop(const struct maglevd_config *cfg, uint8_t mac[6], cha
 		 gi.ecmp ? " (first nexthop of the ECMP default route)" : "", mac[0], mac[1],
 		 mac[2], mac[3], mac[4], mac[5]);
 	nh.gw = gi;
-	memcpy(nh.mac, mac, 6);
 	nh.gw_lost = false;
 	return 0;
 }
@@ -362,18 +360,19 @@ static void nh_apply(struct daemon *d, const uint8_t mac[6])
 {
 	char gws[INET6_ADDRSTRLEN], ifn[IF_NAMESIZE];
 	struct maglev_config mc;
+	int r = maglev_dp_get_config(d->dp, &mc);
 
-	if (maglev_dp_get_config(d->dp, &mc)) {
-		log_err("next hop: reading the datapath config: %s", strerror(errno));
+	if (r) {
+		log_err("next hop: reading the datapath config: %s", strerror(-r));
 		return;
 	}
-	memcpy(nh.mac, mac, 6);
 	if (!memcmp(mc.nexthop_mac, mac, 6))
 		return;
 	memcpy(mc.nexthop_mac, mac, 6);
 	gw_names(&nh.gw, gws, ifn);
-	if (maglev_dp_set_config(d->dp, &mc)) {
-		log_err("next hop: writing the datapath config: %s", strerror(errno));
+	r = maglev_dp_set_config(d->dp, &mc);
+	if (r) {
+		log_err("next hop: writing the datapath config: %s", strerror(-r));
 		return;
 	}
 	slowpath_config(&mc);
