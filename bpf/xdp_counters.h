@@ -43,6 +43,7 @@ static __always_inline void maglev_count_fwd(__u32 vip_id, __u32 be_idx, __u64 b
 	if (bs) {
 		bs->packets++;
 		bs->bytes += bytes;
+		bs->new_flows += new_flow;
 	}
 }
 

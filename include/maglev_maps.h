@@ -102,6 +102,7 @@ struct maglev_vip_stats {
 struct maglev_backend_stats {
 	__u64 packets;
 	__u64 bytes;
+	__u64 new_flows; /* flows this backend was picked for */
 };
 
 /*

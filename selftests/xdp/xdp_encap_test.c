@@ -86,6 +86,7 @@ static void check_combo(struct __test_metadata *_metadata, FIXTURE_DATA(lb) * se
 	ASSERT_EQ(1, vs.new_flows);
 	ASSERT_EQ(0, maglev_dp_backend_stats(self->dp, be, &bs));
 	ASSERT_EQ(1, bs.packets);
+	ASSERT_EQ(1, bs.new_flows);
 
 	/* The second packet of the flow hits the connection table and is
 	 * encapsulated identically.

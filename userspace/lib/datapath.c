@@ -668,15 +668,16 @@ int maglev_dp_vip_stats(struct maglev_dp *dp, uint32_t vip_id, struct maglev_vip
 
 int maglev_dp_backend_stats(struct maglev_dp *dp, uint32_t idx, struct maglev_backend_stats *out)
 {
-	uint64_t v[2];
+	uint64_t v[3];
 	int ret;
 
 	if (idx >= MAGLEV_MAX_BACKENDS)
 		return -EINVAL;
-	ret = percpu_sum(dp, dp->skel->maps.maglev_bestat, idx, v, 2);
+	ret = percpu_sum(dp, dp->skel->maps.maglev_bestat, idx, v, 3);
 	if (!ret) {
 		out->packets = v[0];
 		out->bytes = v[1];
+		out->new_flows = v[2];
 	}
 	return ret;
 }

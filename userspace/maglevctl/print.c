@@ -171,9 +171,9 @@ void print_stats(const struct ctl_opts *o, json_object *resp)
 		for (j = 0; j < nb; j++) {
 			json_object *be = json_object_array_get_idx(bes, j);
 
-			printf("  %-38s %-8s %14" PRId64 " %16" PRId64 " %12s %9s %10s\n",
+			printf("  %-38s %-8s %14" PRId64 " %16" PRId64 " %12" PRId64 " %9s %10s\n",
 			       s_or(be, "backend", "?"), s_or(be, "state", "?"),
-			       jint(be, "packets"), jint(be, "bytes"), "",
+			       jint(be, "packets"), jint(be, "bytes"), jint(be, "new_flows"),
 			       human(jdbl(be, "pps"), a, sizeof(a)),
 			       human(jdbl(be, "bps"), b, sizeof(b)));
 		}

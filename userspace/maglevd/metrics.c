@@ -110,6 +110,17 @@ char *metrics_render(struct daemon *d, size_t *len)
 			fprintf(f, "maglev_backend_bytes_total{vip=\"%s\",backend=\"%s\"} %llu\n",
 				vname, bname, (unsigned long long)(bs.bytes - BE->base.bytes));
 		}
+		head(f, "maglev_backend_new_flows_total", "counter",
+		     "New flows the balancer picked the backend for.");
+		FOR_BES
+		{
+			memset(&bs, 0, sizeof(bs));
+			maglev_dp_backend_stats(d->dp, BE->idx, &bs);
+			fprintf(f,
+				"maglev_backend_new_flows_total{vip=\"%s\",backend=\"%s\"} %llu\n",
+				vname, bname,
+				(unsigned long long)(bs.new_flows - BE->base.new_flows));
+		}
 	}
 	head(f, "maglev_backend_up", "gauge", "1 if the backend passes its health checks.");
 	FOR_BES fprintf(f, "maglev_backend_up{vip=\"%s\",backend=\"%s\"} %d\n", vname, bname,

@@ -633,6 +633,9 @@ static json_object *do_stats(struct daemon *d, json_object *req, struct req_err 
 				json_object_new_uint64(bs.packets - b->base.packets));
 			json_object_object_add(bo, "bytes",
 					       json_object_new_uint64(bs.bytes - b->base.bytes));
+			json_object_object_add(
+				bo, "new_flows",
+				json_object_new_uint64(bs.new_flows - b->base.new_flows));
 			json_object_object_add(bo, "pps", json_object_new_double(b->pps));
 			json_object_object_add(bo, "bps", json_object_new_double(b->bps));
 			json_object_array_add(bes, bo);

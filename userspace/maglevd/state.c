@@ -21,6 +21,7 @@ static json_object *backend_stats_json(const struct maglev_backend_stats *s)
 
 	json_object_object_add(o, "packets", json_object_new_uint64(s->packets));
 	json_object_object_add(o, "bytes", json_object_new_uint64(s->bytes));
+	json_object_object_add(o, "new_flows", json_object_new_uint64(s->new_flows));
 	return o;
 }
 
@@ -357,6 +358,10 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 			if (get_uint(bb, "bytes", false, UINT64_MAX - 1, &u, err, errlen))
 				return -EINVAL;
 			b->base.bytes = b->last.bytes = u;
+			u = 0;
+			if (get_uint(bb, "new_flows", false, UINT64_MAX - 1, &u, err, errlen))
+				return -EINVAL;
+			b->base.new_flows = b->last.new_flows = u;
 		}
 	}
 	return 0;
