@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 		return 1;
 	fprintf(f,
 		"seed 0123456789abcdef0123456789abcdef\npin_dir %s\nstate_file %s/state.json\n"
-		"control_socket %s\nmetrics_listen off\nhealth_check none\n"
+		"control_socket %s\nmetrics_listen off\nhealth_check none\nhealth_via_encap no\n"
 		"max_backends_per_vip 2000\nlog_level err\n",
 		pin, tdir, sock);
 	fclose(f);
