@@ -6,6 +6,7 @@
 #   make check    the whole test suite; ends with "N passed, N failed"
 #   make bench    benchmarks; human table + build/bench.json
 #   make demo     the walkthrough (see README.md)
+#   make fuzz     the fuzzers for FUZZ_SECONDS each (corpus kept in selftests/fuzz)
 
 BUILD := build
 CC := gcc
@@ -16,6 +17,13 @@ KSRC_TAR := /usr/src/linux-source-6.1.tar.xz
 CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-D_GNU_SOURCE -Iinclude -Iuserspace/lib -I$(BUILD)
 LDLIBS :=
+
+# make ... SANITIZE=1: userspace built with AddressSanitizer + UBSan (any
+# finding aborts the program). selftests/sanitize runs the userspace tests so.
+ifeq ($(SANITIZE),1)
+CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer
+endif
 
 # The kselftest harness and checkpatch.pl, extracted from linux-source-6.1
 # by selftests/selftests.mk; defined here because fragments are read in path
@@ -29,8 +37,12 @@ TESTS :=
 # Tests that also run inside the qemu VM on Debian's 6.1 kernel (make vm-test).
 VM_TESTS :=
 BENCHES :=
+# Fuzzing programs: run for MAGLEV_FUZZ_SECONDS each (short in make check,
+# longer with make fuzz).
+FUZZ_RUNS :=
+FUZZ_SECONDS := 600
 
-.PHONY: all deps check bench demo clean format
+.PHONY: all deps check bench demo fuzz clean format
 all: all-targets
 
 include $(sort $(wildcard */*.mk */*/*.mk))
@@ -47,6 +59,10 @@ check: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/bench $(BUILD)/bench.json $(BENCHES)
+
+fuzz: deps
+	@$(MAKE) --no-print-directory all
+	@MAGLEV_FUZZ_SECONDS=$(FUZZ_SECONDS) selftests/run $(FUZZ_RUNS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -140,6 +140,8 @@ static __always_inline void maglev_record(const struct maglev_pkt *pkt,
 	}
 	w = way >= 0 ? (__u32)way : maglev_conn_victim(b, tag);
 	w &= MAGLEV_CONN_WAYS - 1;
+	if (way < 0 && b->tag[w])
+		maglev_count(MAGLEV_CTR_CONN_EVICT);
 	s = &b->slot[w];
 	__builtin_memcpy(&s->key, &pkt->key, sizeof(s->key));
 	s->conn.backend_idx = d->idx;
@@ -205,7 +207,7 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 		d.vip_id = e->vip_id;
 		d.encap = e->encap;
 		d.gue_port = e->gue_port;
-		/* Second chance: written only when it changes. */
+		/* Recently used: written only when it changes. */
 		if (!b->ref[way & (MAGLEV_CONN_WAYS - 1)])
 			b->ref[way & (MAGLEV_CONN_WAYS - 1)] = 1;
 		maglev_count(MAGLEV_CTR_CONN_HIT);
@@ -296,6 +298,14 @@ static __always_inline struct maglev_vip_addr *maglev_filter(const struct maglev
 	return va;
 }
 
+/* vk (address and family, port and proto 0) is a VIP address, not only a
+ * filter slot it shares with one.
+ */
+static __always_inline int maglev_vip_addr_exact(const struct maglev_vip_key *vk)
+{
+	return bpf_map_lookup_elem(&maglev_vipaddrs, vk) != NULL;
+}
+
 static __always_inline int maglev_icmp4(struct xdp_md *ctx, void *data, __u32 l2, struct iphdr *iph,
 					__u32 tot, struct maglev_vip_key *vk)
 {
@@ -308,8 +318,11 @@ static __always_inline int maglev_icmp4(struct xdp_md *ctx, void *data, __u32 l2
 
 	if ((void *)(ic + 1) > data_end)
 		return MAGLEV_DROP(DROP_L4_TRUNC);
-	if (ic->type == ICMP_ECHO)
+	if (ic->type == ICMP_ECHO) {
+		if (!maglev_vip_addr_exact(vk))
+			return MAGLEV_PASS(PASS_NOT_VIP);
 		return maglev_echo4(data, iph, ic);
+	}
 	if (ic->type != ICMP_DEST_UNREACH)
 		return MAGLEV_PASS(PASS_ICMP);
 	in = (void *)(ic + 1);
@@ -406,8 +419,11 @@ static __always_inline int maglev_icmp6(struct xdp_md *ctx, void *data, __u32 l2
 
 	if ((void *)(ic + 1) > data_end)
 		return MAGLEV_DROP(DROP_L4_TRUNC);
-	if (ic->icmp6_type == ICMPV6_ECHO_REQUEST)
+	if (ic->icmp6_type == ICMPV6_ECHO_REQUEST) {
+		if (!maglev_vip_addr_exact(vk))
+			return MAGLEV_PASS(PASS_NOT_VIP);
 		return maglev_echo6(data, ip6, ic);
+	}
 	if (ic->icmp6_type != ICMPV6_DEST_UNREACH && ic->icmp6_type != ICMPV6_PKT_TOOBIG)
 		return MAGLEV_PASS(PASS_ICMP);
 	in = (void *)(ic + 1);

@@ -44,8 +44,11 @@ static __always_inline struct maglev_conn_bucket *maglev_conn_find(const struct 
 	return b;
 }
 
-/* Way for a new flow: an empty one, else second chance over the ref bits
- * (cleared as they are passed), else the one the tag names.
+/* Way for a new flow: an empty one, else the first whose flow has sent
+ * nothing since it was written or since the reference bits were last cleared
+ * (not recently used), else, every way in use, clear the bits and take the
+ * way the tag names. Clearing only then keeps a flow that is sending safe
+ * from any number of one-packet flows passing through its bucket.
  */
 static __always_inline __u32 maglev_conn_victim(struct maglev_conn_bucket *b, __u32 tag)
 {
@@ -56,11 +59,10 @@ static __always_inline __u32 maglev_conn_victim(struct maglev_conn_bucket *b, __
 		if (!b->tag[i])
 			return i;
 #pragma unroll
-	for (i = 0; i < MAGLEV_CONN_WAYS; i++) {
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
 		if (!b->ref[i])
 			return i;
-		b->ref[i] = 0;
-	}
+	*(maglev_conn_word *)b->ref = 0;
 	return tag & (MAGLEV_CONN_WAYS - 1);
 }
 

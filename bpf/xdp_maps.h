@@ -44,6 +44,18 @@ struct {
 	__type(value, struct maglev_vip_addr);
 } maglev_vaddrs SEC(".maps");
 
+/* Exact VIP addresses (key: a maglev_vip_key with port and proto 0) to the
+ * number of VIP keys using them. The filter above can collide; what the
+ * balancer answers itself (echo) must be for a real VIP address. Rare path,
+ * so a hash lookup is fine.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAGLEV_VIP_KEYS);
+	__type(key, struct maglev_vip_key);
+	__type(value, __u32);
+} maglev_vipaddrs SEC(".maps");
+
 /* Generation of the VIP map, bumped by userspace after every change: a
  * connection entry's cached VIP is valid while its vip_gen matches.
  */

@@ -8,9 +8,9 @@
  * holding MAGLEV_CONN_WAYS flows. Every lookup, insert and refresh is an
  * array access that the verifier inlines: no helper call, no kernel
  * function, no lock. A flow lives in bucket (hash & mask); its way is found
- * by a 32-bit tag and then the full key. Replacement is second chance (the
- * kernel LRU's own ref-bit idea) within the bucket: an empty way first, else
- * the first way not used since the last scan.
+ * by a 32-bit tag and then the full key. Replacement within the bucket is
+ * "not recently used" over reference bits: an empty way first, else the
+ * first way not used since the bits were last cleared (bpf/xdp_conn.h).
  *
  * The table is shared by all CPUs without locks. Two CPUs writing the same
  * way at once (two new flows in one bucket in the same instant) could leave
@@ -42,7 +42,7 @@ struct maglev_conn_slot {
 
 struct maglev_conn_bucket {
 	__u32 tag[MAGLEV_CONN_WAYS]; /* 0: empty way */
-	__u8 ref[MAGLEV_CONN_WAYS];  /* used since the last replacement scan */
+	__u8 ref[MAGLEV_CONN_WAYS];  /* used since the bits were last cleared */
 	__u32 pad;
 	struct maglev_conn_slot slot[MAGLEV_CONN_WAYS];
 };

@@ -11,7 +11,7 @@
 
 /* Lookup table size of every VIP in the datapath (prime). */
 #define MAGLEV_TABLE_SIZE 65537
-#define MAGLEV_MAX_VIPS 512
+#define MAGLEV_MAX_VIPS	  512
 /* Backend slots, shared by all VIPs. Index 0 is never used: 0 means "none". */
 #define MAGLEV_MAX_BACKENDS 65536
 /* Default connection-table size; maglevd may size it at load time. */
@@ -21,24 +21,24 @@
 #define MAGLEV_PIN_DIR "/sys/fs/bpf/maglev"
 
 /* Ethernet family numbers (AF_INET, AF_INET6) without pulling in libc. */
-#define MAGLEV_AF_INET 2
+#define MAGLEV_AF_INET	2
 #define MAGLEV_AF_INET6 10
 
 struct maglev_vip_key {
 	__u32 addr[4];
-	__u16 port; /* 0: the "all ports" VIP of that address and protocol */
-	__u8 proto; /* IPPROTO_TCP or IPPROTO_UDP */
+	__u16 port;  /* 0: the "all ports" VIP of that address and protocol */
+	__u8 proto;  /* IPPROTO_TCP or IPPROTO_UDP */
 	__u8 family; /* MAGLEV_AF_INET or MAGLEV_AF_INET6 */
 };
 
 enum maglev_encap {
 	MAGLEV_ENCAP_IPIP = 0, /* IPIP / IPv6-in-IPv6 / the mixed pairs, by backend family */
-	MAGLEV_ENCAP_GUE = 1, /* UDP + GUE header, then the inner IP packet */
+	MAGLEV_ENCAP_GUE = 1,  /* UDP + GUE header, then the inner IP packet */
 };
 
 struct maglev_vip_info {
 	__u32 vip_id; /* index into maglev_tables and maglev_vip_stats */
-	__u8 encap; /* enum maglev_encap */
+	__u8 encap;   /* enum maglev_encap */
 	__u8 flags;
 	__u16 gue_port; /* GUE destination port, network order */
 };
@@ -47,7 +47,7 @@ struct maglev_vip_info {
  * already has (draining). A backend that is down or deleted has neither bit
  * and its established flows are re-picked.
  */
-#define MAGLEV_BACKEND_F_UP (1 << 0)
+#define MAGLEV_BACKEND_F_UP    (1 << 0)
 #define MAGLEV_BACKEND_F_DRAIN (1 << 1)
 
 struct maglev_backend {
@@ -83,14 +83,14 @@ struct maglev_config {
 	__u64 seed_k0;
 	__u64 seed_k1;
 	__u8 nexthop_mac[6]; /* destination MAC of every encapsulated frame */
-	__u8 src_mac[6]; /* the interface's own MAC */
-	__u32 src4_prefix; /* outer IPv4 source prefix, network order */
+	__u8 src_mac[6];     /* the interface's own MAC */
+	__u32 src4_prefix;   /* outer IPv4 source prefix, network order */
 	__u32 src4_plen;
 	__u32 src6_prefix[4]; /* outer IPv6 source prefix */
 	__u32 src6_plen;
-	__u32 mtu; /* largest outer IP packet (L3 bytes) the path carries */
+	__u32 mtu;	      /* largest outer IP packet (L3 bytes) the path carries */
 	__u32 new_flow_limit; /* new-flow inserts per second per CPU; 0: unlimited */
-	__u64 udp_idle_ns; /* a UDP flow idle this long is re-picked */
+	__u64 udp_idle_ns;    /* a UDP flow idle this long is re-picked */
 };
 
 struct maglev_vip_stats {
@@ -111,52 +111,59 @@ struct maglev_backend_stats {
  * PASS_* go up the stack untouched, DROP_* are dropped, TX_* leave with
  * XDP_TX. X-macro so the enum and the names table cannot drift apart.
  */
-#define MAGLEV_REASONS(X)                                                                          \
-	X(TX_FORWARD, "tx_forward")           /* encapsulated toward the backend */                \
-	X(TX_ICMP_FORWARD, "tx_icmp_forward") /* ICMP error of a VIP flow, to its backend */       \
-	X(TX_ECHO_REPLY, "tx_echo_reply")     /* echo request to a VIP answered */                 \
-	X(TX_TOO_BIG, "tx_too_big")           /* frag-needed / packet-too-big sent to client */    \
-	X(PASS_NOT_IP, "pass_not_ip")         /* not IPv4/IPv6 (ARP, LLDP, ...) */                 \
-	X(PASS_NOT_VIP, "pass_not_vip")       /* destination is no VIP */                          \
-	X(PASS_VLAN_DEPTH, "pass_vlan_depth") /* more than two VLAN tags */                        \
-	X(PASS_L4_PROTO, "pass_l4_proto")     /* VIP address, protocol we do not balance */        \
-	X(PASS_IP_FRAG, "pass_ip_frag")       /* IPv4 fragment: kernel slow path */                \
-	X(PASS_IP_OPTIONS, "pass_ip_options") /* IPv4 options: kernel slow path */                 \
-	X(PASS_IPV6_FRAG, "pass_ipv6_frag")   /* IPv6 fragment header: kernel slow path */         \
-	X(PASS_IPV6_EXT, "pass_ipv6_ext")     /* IPv6 extension headers: kernel slow path */       \
-	X(PASS_NEED_FRAG, "pass_need_frag")   /* too big after encap, no DF: kernel fragments */   \
-	X(PASS_ICMP, "pass_icmp")             /* ICMP to a VIP address we do not handle */         \
-	X(DROP_L2_TRUNC, "drop_l2_trunc")     /* truncated Ethernet or VLAN header */              \
-	X(DROP_L3_TRUNC, "drop_l3_trunc")     /* truncated IPv4/IPv6 header */                     \
-	X(DROP_L3_BAD, "drop_l3_bad")         /* bad version, IHL or length fields */              \
-	X(DROP_L4_TRUNC, "drop_l4_trunc")     /* truncated TCP/UDP/ICMP header */                  \
-	X(DROP_L4_BAD, "drop_l4_bad")         /* bad TCP data offset or UDP length */              \
-	X(DROP_TTL, "drop_ttl")               /* TTL / hop limit would reach 0 */                  \
-	X(DROP_NO_TABLE, "drop_no_table")     /* VIP without a lookup table */                     \
-	X(DROP_NO_BACKEND, "drop_no_backend") /* empty slot or backend neither up nor draining */  \
-	X(DROP_ICMP_BAD, "drop_icmp_bad")     /* ICMP error with a truncated or bad inner header */ \
-	X(DROP_ADJUST, "drop_adjust")         /* bpf_xdp_adjust_head/tail refused */
+#define MAGLEV_REASONS(X)                                                                         \
+	X(TX_FORWARD, "tx_forward")	      /* encapsulated toward the backend */               \
+	X(TX_ICMP_FORWARD, "tx_icmp_forward") /* ICMP error of a VIP flow, to its backend */      \
+	X(TX_ECHO_REPLY, "tx_echo_reply")     /* echo request to a VIP answered */                \
+	X(TX_TOO_BIG, "tx_too_big")	      /* frag-needed / packet-too-big sent to client */   \
+	X(PASS_NOT_IP, "pass_not_ip")	      /* not IPv4/IPv6 (ARP, LLDP, ...) */                \
+	X(PASS_NOT_VIP, "pass_not_vip")	      /* destination is no VIP */                         \
+	X(PASS_VLAN_DEPTH, "pass_vlan_depth") /* more than two VLAN tags */                       \
+	X(PASS_L4_PROTO, "pass_l4_proto")     /* VIP address, protocol we do not balance */       \
+	X(PASS_IP_FRAG, "pass_ip_frag")	      /* IPv4 fragment: kernel slow path */               \
+	X(PASS_IP_OPTIONS, "pass_ip_options") /* IPv4 options: kernel slow path */                \
+	X(PASS_IPV6_FRAG, "pass_ipv6_frag")   /* IPv6 fragment header: kernel slow path */        \
+	X(PASS_IPV6_EXT, "pass_ipv6_ext")     /* IPv6 extension headers: kernel slow path */      \
+	X(PASS_NEED_FRAG, "pass_need_frag")   /* too big after encap, no DF: kernel fragments */  \
+	X(PASS_ICMP, "pass_icmp")	      /* ICMP to a VIP address we do not handle */        \
+	X(DROP_L2_TRUNC, "drop_l2_trunc")     /* truncated Ethernet or VLAN header */             \
+	X(DROP_L3_TRUNC, "drop_l3_trunc")     /* truncated IPv4/IPv6 header */                    \
+	X(DROP_L3_BAD, "drop_l3_bad")	      /* bad version, IHL or length fields */             \
+	X(DROP_L4_TRUNC, "drop_l4_trunc")     /* truncated TCP/UDP/ICMP header */                 \
+	X(DROP_L4_BAD, "drop_l4_bad")	      /* bad TCP data offset or UDP length */             \
+	X(DROP_TTL, "drop_ttl")		      /* TTL / hop limit would reach 0 */                 \
+	X(DROP_NO_TABLE, "drop_no_table")     /* VIP without a lookup table */                    \
+	X(DROP_NO_BACKEND, "drop_no_backend") /* empty slot or backend neither up nor draining */ \
+	X(DROP_ICMP_BAD, "drop_icmp_bad") /* ICMP error with a truncated or bad inner header */   \
+	X(DROP_ADJUST, "drop_adjust")	  /* bpf_xdp_adjust_head/tail refused */
 
 #define MAGLEV_REASON_ENUM_(name, str) MAGLEV_REASON_##name,
 enum maglev_reason { MAGLEV_REASONS(MAGLEV_REASON_ENUM_) MAGLEV_REASON_MAX };
 /* static const char *const names[MAGLEV_REASON_MAX] = MAGLEV_REASON_NAMES; */
 #define MAGLEV_REASON_NAME_(name, str) [MAGLEV_REASON_##name] = str,
-#define MAGLEV_REASON_NAMES {MAGLEV_REASONS(MAGLEV_REASON_NAME_)}
+#define MAGLEV_REASON_NAMES                         \
+	{                                           \
+		MAGLEV_REASONS(MAGLEV_REASON_NAME_) \
+	}
 
 /* Connection-table and flow events, per CPU, beside the reasons. */
-#define MAGLEV_COUNTERS(X)                                                                         \
-	X(CONN_HIT, "conn_hit")             /* established flow found its usable backend */        \
-	X(CONN_MISS, "conn_miss")           /* no entry (or SYN): Maglev pick */                   \
-	X(CONN_REPICK, "conn_repick")       /* entry's backend unusable (flags/generation) */      \
-	X(CONN_EXPIRED, "conn_expired")     /* UDP entry idle longer than udp_idle_ns */           \
-	X(CONN_INSERT, "conn_insert")       /* entry written */                                    \
-	X(CONN_INSERT_SKIP, "conn_insert_skip") /* above new_flow_limit: forwarded, not recorded */ \
-	X(CONN_INSERT_FAIL, "conn_insert_fail") /* bpf_map_update_elem failed */
+#define MAGLEV_COUNTERS(X)                                                                \
+	X(CONN_HIT, "conn_hit")		/* established flow found its usable backend */   \
+	X(CONN_MISS, "conn_miss")	/* no entry (or SYN): Maglev pick */              \
+	X(CONN_REPICK, "conn_repick")	/* entry's backend unusable (flags/generation) */ \
+	X(CONN_EXPIRED, "conn_expired") /* UDP entry idle longer than udp_idle_ns */      \
+	X(CONN_INSERT, "conn_insert")	/* entry written */                               \
+	X(CONN_INSERT_SKIP,                                                               \
+	  "conn_insert_skip")	    /* above new_flow_limit: forwarded, not recorded */   \
+	X(CONN_EVICT, "conn_evict") /* insert replaced another live flow */
 
 #define MAGLEV_COUNTER_ENUM_(name, str) MAGLEV_CTR_##name,
 enum maglev_counter { MAGLEV_COUNTERS(MAGLEV_COUNTER_ENUM_) MAGLEV_CTR_MAX };
 #define MAGLEV_COUNTER_NAME_(name, str) [MAGLEV_CTR_##name] = str,
-#define MAGLEV_COUNTER_NAMES {MAGLEV_COUNTERS(MAGLEV_COUNTER_NAME_)}
+#define MAGLEV_COUNTER_NAMES                          \
+	{                                             \
+		MAGLEV_COUNTERS(MAGLEV_COUNTER_NAME_) \
+	}
 
 /*
  * VIP address filter, maintained by userspace/lib/datapath.c next to the VIP

@@ -12,10 +12,12 @@
 
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-MAGLEVD=$ROOT/build/maglevd
-MAGLEVCTL=$ROOT/build/maglevctl
+# MAGLEV_BUILD: the build dir under test (selftests/sanitize uses build/san).
+BUILD_DIR=${MAGLEV_BUILD:-$ROOT/build}
+MAGLEVD=$BUILD_DIR/maglevd
+MAGLEVCTL=$BUILD_DIR/maglevctl
 PKTIO=$ROOT/selftests/daemon/pktio.py
-XDP_PASS=$ROOT/build/tools/xdp_pass.bpf.o
+XDP_PASS=$BUILD_DIR/tools/xdp_pass.bpf.o
 
 T_N=0
 T_FAIL=0
@@ -47,7 +49,7 @@ skip_all() {
 
 [ "$(id -u)" = 0 ] || skip_all "needs root"
 [ -x "$MAGLEVD" ] && [ -x "$MAGLEVCTL" ] && [ -f "$XDP_PASS" ] ||
-	skip_all "build/maglevd, build/maglevctl or build/tools/xdp_pass.bpf.o missing"
+	skip_all "$BUILD_DIR: maglevd, maglevctl or tools/xdp_pass.bpf.o missing"
 mountpoint -q /sys/fs/bpf || skip_all "bpffs not mounted on /sys/fs/bpf"
 
 ID="$$-$RANDOM"

@@ -1,6 +1,8 @@
 # shellcheck shell=bash
 # Shared by the end-to-end tests: the topology library plus TAP output and
 # the assertions on what the real clients reported.
+# MAGLEV_BUILD: the build dir under test (selftests/sanitize uses build/san).
+[ -n "${MAGLEV_BUILD:-}" ] && TOPO_BUILD=${TOPO_BUILD:-$MAGLEV_BUILD}
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/topology"
 
 E2E_N=0

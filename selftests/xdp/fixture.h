@@ -194,4 +194,26 @@ static inline void outer_dst(const struct run_result *r, size_t l2, uint8_t *dst
 		memcpy(dst, r->out + l2 + 24, 16);
 }
 
+/* Which of be[1..n] a client frame of f (TCP flags) was encapsulated to, by
+ * the outer destination; 0: not XDP_TX, -1: none of them.
+ */
+static inline int backend_sent_to(int prog, const struct flow *f, uint8_t flags,
+				  const uint8_t (*be)[16], int n)
+{
+	struct client_opts co = {.tcp_flags = flags};
+	struct run_result r;
+	uint8_t in[256], dst[16];
+	size_t len;
+	int i;
+
+	len = build_client(in, f, &co);
+	if (run_prog(prog, in, len, &r) || r.action != XDP_TX)
+		return 0;
+	outer_dst(&r, 14, dst);
+	for (i = 1; i <= n; i++)
+		if (!memcmp(dst, be[i], 16))
+			return i;
+	return -1;
+}
+
 #endif /* MAGLEV_TEST_FIXTURE_H */

@@ -283,4 +283,64 @@ static inline size_t build_encap(uint8_t *out, const uint8_t *in, size_t in_len,
 	return off + inner_len;
 }
 
+/* An ICMP error from router about the VIP -> client packet of flow f
+ * (quoting quote bytes of it); the frame's length.
+ */
+static inline size_t build_icmp_error(uint8_t *b, const struct flow *f, const uint8_t *router,
+				      uint8_t type, uint8_t code, size_t quote)
+{
+	struct flow rev = *f;
+	struct client_opts co = {.payload = 64};
+	uint8_t orig[512], *ic;
+	size_t off, len;
+
+	memcpy(rev.src, f->dst, 16);
+	memcpy(rev.dst, f->src, 16);
+	rev.sport = f->dport;
+	rev.dport = f->sport;
+	build_client(orig, &rev, &co);
+	off = put_eth(b, MAC_LB, MAC_CLIENT_RTR, 0, f->family == P_AF4 ? 0x0800 : 0x86dd);
+	len = 8 + quote;
+	if (f->family == P_AF4)
+		off += put_ip4(b + off, 0xc0, (uint16_t)(20 + len), 0, 60, 1, router, f->dst);
+	else
+		off += put_ip6(b + off, 0, 0, (uint16_t)len, 58, 60, router, f->dst);
+	ic = b + off;
+	memset(ic, 0, 8);
+	ic[0] = type;
+	ic[1] = code;
+	put16(ic + 6, 1400);
+	memcpy(ic + 8, orig + 14, quote);
+	if (f->family == P_AF4)
+		put16(ic + 2, csum_finish(csum_add(0, ic, len)));
+	else
+		put16(ic + 2, l4_csum(P_AF6, router, f->dst, 58, ic, len));
+	return off + len;
+}
+
+/* Insert IPv6 extension headers (types[i], lens[i] bytes each) between the
+ * IPv6 header at frame + l3 and what follows it; *len and the payload length
+ * grow accordingly.
+ */
+static inline void insert_ipv6_ext(uint8_t *frame, size_t *len, size_t l3, const uint8_t *types,
+				   const size_t *lens, int count)
+{
+	size_t l4 = l3 + 40, seglen = *len - l4, total = 0;
+	uint8_t seg[2048], first = frame[l3 + 6], *p = frame + l4;
+	int i;
+
+	memcpy(seg, p, seglen);
+	for (i = 0; i < count; i++) {
+		memset(p, 0, lens[i]);
+		p[0] = i + 1 < count ? types[i + 1] : first;
+		p[1] = types[i] == 44 ? 0 : (uint8_t)(lens[i] / 8 - 1);
+		p += lens[i];
+		total += lens[i];
+	}
+	memcpy(p, seg, seglen);
+	frame[l3 + 6] = types[0];
+	*len += total;
+	put16(frame + l3 + 4, (uint16_t)(*len - l4));
+}
+
 #endif /* MAGLEV_TEST_PKT_H */

@@ -162,6 +162,55 @@ TEST_F(attach, pin_adopt_and_update_link)
 	maglev_dp_close(dp2);
 }
 
+/* A process killed between a VIP write and its address-map writes leaves
+ * the filter and the exact address map off; reopening recounts them from the
+ * VIP map (and an older pin set without the exact map gets a full one).
+ */
+TEST_F(attach, reopen_recounts_vip_address_maps)
+{
+	struct maglev_dp_opts o = {.pin_dir = self->pin, .conn_table_size = 4096};
+	struct maglev_vip_addr zero = {}, va;
+	struct maglev_vip_key k, a = {};
+	struct maglev_dp *dp = NULL;
+	uint8_t be[16], dst[16];
+	char err[256] = "";
+	uint32_t slot, n;
+	struct flow f = {.family = P_AF4, .sport = 1234, .dport = 443, .proto = IPPROTO_TCP};
+
+	v4addr(f.src, 198, 51, 100, 9);
+	v4addr(f.dst, 203, 0, 113, 1);
+	v4addr(be, 192, 0, 2, 1);
+	ASSERT_EQ(0, maglev_dp_open(&dp, &o, err, sizeof(err)));
+	ASSERT_EQ(0, add_backend(dp, 1, be, P_AF4));
+	ASSERT_EQ(0, add_vip(dp, f.dst, P_AF4, 443, IPPROTO_TCP, 9, 0, 0));
+	ASSERT_EQ(0, fill_table(dp, 9, 1));
+	ASSERT_EQ(0, send_syn(maglev_dp_prog_fd(dp), &f, 0x02, dst));
+	/* Simulate the cut-short change: both address maps lose the VIP. */
+	vip_key(&k, f.dst, P_AF4, 443, IPPROTO_TCP);
+	slot = maglev_vip_filter_slot(k.addr, k.family);
+	memcpy(a.addr, k.addr, sizeof(a.addr));
+	a.family = k.family;
+	ASSERT_EQ(0, bpf_map_update_elem(maglev_dp_map_fd(dp, "maglev_vaddrs"), &slot, &zero, 0));
+	ASSERT_EQ(0, bpf_map_delete_elem(maglev_dp_map_fd(dp, "maglev_vipaddrs"), &a));
+	ASSERT_EQ(-1, send_syn(maglev_dp_prog_fd(dp), &f, 0x02, dst)); /* passed up */
+	maglev_dp_close(dp);
+
+	dp = NULL;
+	ASSERT_EQ(0, maglev_dp_open(&dp, &o, err, sizeof(err)));
+	ASSERT_EQ(0, bpf_map_lookup_elem(maglev_dp_map_fd(dp, "maglev_vaddrs"), &slot, &va));
+	ASSERT_EQ(1, va.tcp_ports);
+	ASSERT_EQ(0, bpf_map_lookup_elem(maglev_dp_map_fd(dp, "maglev_vipaddrs"), &a, &n));
+	ASSERT_EQ(1, n);
+	ASSERT_EQ(0, send_syn(maglev_dp_prog_fd(dp), &f, 0x02, dst));
+	ASSERT_EQ(0, memcmp(dst, be, 4));
+	/* Deleting it now leaves no count behind (no wrap to 65535). */
+	ASSERT_EQ(0, maglev_dp_vip_del(dp, &k));
+	ASSERT_EQ(0, bpf_map_lookup_elem(maglev_dp_map_fd(dp, "maglev_vaddrs"), &slot, &va));
+	ASSERT_EQ(0, memcmp(&va, &zero, sizeof(va)));
+	ASSERT_NE(0, bpf_map_lookup_elem(maglev_dp_map_fd(dp, "maglev_vipaddrs"), &a, &n));
+	maglev_dp_close(dp);
+}
+
 TEST_F(attach, unpinned_links_go_with_close)
 {
 	struct maglev_dp_opts o = {.pin_dir = ""};

@@ -62,20 +62,7 @@ FIXTURE_TEARDOWN(conn)
 /* Backend index a frame was sent to (by outer destination), 0 if none. */
 static int sent_to(FIXTURE_DATA(conn) * self, const struct flow *f, uint8_t flags)
 {
-	struct client_opts co = {.tcp_flags = flags};
-	struct run_result r;
-	uint8_t in[256], dst[16];
-	size_t n;
-	int i;
-
-	n = build_client(in, f, &co);
-	if (run_prog(self->prog, in, n, &r) || r.action != XDP_TX)
-		return 0;
-	outer_dst(&r, 14, dst);
-	for (i = 1; i <= NBE; i++)
-		if (!memcmp(dst, self->be[i], 16))
-			return i;
-	return -1;
+	return backend_sent_to(self->prog, f, flags, (const uint8_t(*)[16])self->be, NBE);
 }
 
 #define SYN 0x02

@@ -287,23 +287,7 @@ TEST_F(parse, ipv6_udp_length_beyond_payload)
 static void insert_ext(FIXTURE_DATA(parse) * self, const uint8_t *types, const size_t *lens,
 		       int count)
 {
-	uint8_t seg[512], *p = self->in + L4_6;
-	size_t seglen = self->n - L4_6, total = 0;
-	uint8_t first = self->in[L3 + 6];
-	int i;
-
-	memcpy(seg, p, seglen);
-	for (i = 0; i < count; i++) {
-		memset(p, 0, lens[i]);
-		p[0] = i + 1 < count ? types[i + 1] : first;
-		p[1] = types[i] == 44 ? 0 : (uint8_t)(lens[i] / 8 - 1);
-		p += lens[i];
-		total += lens[i];
-	}
-	memcpy(p, seg, seglen);
-	self->in[L3 + 6] = types[0];
-	self->n += total;
-	put16(self->in + L3 + 4, (uint16_t)(self->n - L4_6));
+	insert_ipv6_ext(self->in, &self->n, L3, types, lens, count);
 }
 
 TEST_F(parse, ipv6_hop_by_hop_passed)

@@ -130,6 +130,8 @@ static int write_conn_params(struct maglev_dp *dp)
 	return ret_errno(bpf_map_update_elem(fd, &zero, &p, 0));
 }
 
+static int vip_index_rebuild(struct maglev_dp *dp);
+
 int maglev_dp_open(struct maglev_dp **dpp, const struct maglev_dp_opts *opts, char *err,
 		   size_t errlen)
 {
@@ -197,6 +199,11 @@ int maglev_dp_open(struct maglev_dp **dpp, const struct maglev_dp_opts *opts, ch
 		goto out;
 	}
 	write_default_config(dp);
+	ret = vip_index_rebuild(dp);
+	if (ret) {
+		fail(err, errlen, ret, "recount the VIP address maps: %s", strerror(-ret));
+		goto out;
+	}
 	ret = write_conn_params(dp);
 	if (ret) {
 		fail(err, errlen, ret, "connection table parameters: %s", strerror(-ret));
@@ -367,6 +374,111 @@ static int vaddr_adjust(struct maglev_dp *dp, const struct maglev_vip_key *key, 
 	return ret_errno(bpf_map_update_elem(fd, &slot, &va, 0));
 }
 
+/* The address-only key of the exact address map (bpf/xdp_maps.h). */
+static struct maglev_vip_key vip_addr_key(const struct maglev_vip_key *key)
+{
+	struct maglev_vip_key a = {.family = key->family};
+
+	memcpy(a.addr, key->addr, sizeof(a.addr));
+	return a;
+}
+
+/* Keep the exact address map's count of VIP keys per address in step. */
+static int vipaddr_adjust(struct maglev_dp *dp, const struct maglev_vip_key *key, int delta)
+{
+	int fd = map_fd(dp->skel->maps.maglev_vipaddrs);
+	struct maglev_vip_key a = vip_addr_key(key);
+	__u32 n = 0;
+
+	if (bpf_map_lookup_elem(fd, &a, &n) && errno != ENOENT)
+		return -errno;
+	n += delta;
+	if (!n)
+		return ret_errno(bpf_map_delete_elem(fd, &a));
+	return ret_errno(bpf_map_update_elem(fd, &a, &n, 0));
+}
+
+/* Count key into its filter slot's entry f. */
+static void vaddr_count(struct maglev_vip_addr *f, const struct maglev_vip_key *key)
+{
+	if (key->proto == IPPROTO_TCP) {
+		if (key->port)
+			f->tcp_ports++;
+		else
+			f->tcp_any++;
+	} else if (key->port) {
+		f->udp_ports++;
+	} else {
+		f->udp_any++;
+	}
+}
+
+static int vip_gen_bump(struct maglev_dp *dp);
+
+/*
+ * Recount the address filter and the exact address map from the VIP map, on
+ * open. Each VIP change writes these maps one after the other, so a process
+ * killed in between leaves a count off (a VIP whose packets are never looked
+ * up, or a count that wraps when it is deleted); maps pinned by a version
+ * without the exact address map adopt a fresh, empty one. Then bump the VIP
+ * generation: a change cut short may also have missed its bump.
+ */
+static int vip_index_rebuild(struct maglev_dp *dp)
+{
+	int vfd = map_fd(dp->skel->maps.maglev_vips), ffd = map_fd(dp->skel->maps.maglev_vaddrs),
+	    afd = map_fd(dp->skel->maps.maglev_vipaddrs);
+	struct maglev_vip_addr *want, *cur;
+	struct maglev_vip_key k, next, a;
+	__u32 i, n, *keys, count, out;
+	void *prev = NULL;
+	int ret = 0;
+
+	want = calloc(MAGLEV_VIP_FILTER_SIZE, sizeof(*want));
+	cur = calloc(MAGLEV_VIP_FILTER_SIZE, sizeof(*cur));
+	keys = calloc(MAGLEV_VIP_FILTER_SIZE, sizeof(*keys));
+	if (!want || !cur || !keys) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (!bpf_map_get_next_key(afd, NULL, &next))
+		if (bpf_map_delete_elem(afd, &next)) {
+			ret = -errno;
+			goto out;
+		}
+	while (!bpf_map_get_next_key(vfd, prev, &next)) {
+		k = next;
+		prev = &k;
+		vaddr_count(&want[maglev_vip_filter_slot(k.addr, k.family)], &k);
+		a = vip_addr_key(&k);
+		n = bpf_map_lookup_elem(afd, &a, &n) ? 1 : n + 1;
+		if (bpf_map_update_elem(afd, &a, &n, 0)) {
+			ret = -errno;
+			goto out;
+		}
+	}
+	/* The whole filter in one batch read; only slots that differ are written. */
+	count = MAGLEV_VIP_FILTER_SIZE;
+	if (bpf_map_lookup_batch(ffd, NULL, &out, keys, cur, &count, NULL) && errno != ENOENT) {
+		ret = -errno;
+		goto out;
+	}
+	for (i = 0; i < count; i++) {
+		if (keys[i] >= MAGLEV_VIP_FILTER_SIZE ||
+		    !memcmp(&cur[i], &want[keys[i]], sizeof(cur[i])))
+			continue;
+		if (bpf_map_update_elem(ffd, &keys[i], &want[keys[i]], 0)) {
+			ret = -errno;
+			goto out;
+		}
+	}
+	ret = vip_gen_bump(dp);
+out:
+	free(keys);
+	free(cur);
+	free(want);
+	return ret;
+}
+
 /* After every VIP map change: cached VIPs in connection entries are
  * revalidated by their next packet.
  */
@@ -432,6 +544,11 @@ int maglev_dp_vip_set(struct maglev_dp *dp, const struct maglev_vip_key *key,
 	ret = ret_errno(bpf_map_update_elem(fd, key, info, 0));
 	if (!ret && !existed) {
 		ret = vaddr_adjust(dp, key, 1);
+		if (!ret) {
+			ret = vipaddr_adjust(dp, key, 1);
+			if (ret)
+				vaddr_adjust(dp, key, -1);
+		}
 		if (ret)
 			bpf_map_delete_elem(fd, key);
 	}
@@ -455,6 +572,8 @@ int maglev_dp_vip_del(struct maglev_dp *dp, const struct maglev_vip_key *key)
 	ret = vip_cache_drop(dp, key);
 	if (!ret)
 		ret = vaddr_adjust(dp, key, -1);
+	if (!ret)
+		ret = vipaddr_adjust(dp, key, -1);
 	if (!ret)
 		ret = ret_errno(bpf_map_delete_elem(fd, key));
 	if (!ret)
@@ -820,18 +939,4 @@ int maglev_dp_map_fd(struct maglev_dp *dp, const char *name)
 	struct bpf_map *map = bpf_object__find_map_by_name(dp->skel->obj, name);
 
 	return map ? bpf_map__fd(map) : -ENOENT;
-}
-
-const char *maglev_dp_reason_name(uint32_t reason)
-{
-	static const char *const names[MAGLEV_REASON_MAX] = MAGLEV_REASON_NAMES;
-
-	return reason < MAGLEV_REASON_MAX ? names[reason] : "unknown";
-}
-
-const char *maglev_dp_counter_name(uint32_t ctr)
-{
-	static const char *const names[MAGLEV_CTR_MAX] = MAGLEV_COUNTER_NAMES;
-
-	return ctr < MAGLEV_CTR_MAX ? names[ctr] : "unknown";
 }

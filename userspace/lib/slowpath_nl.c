@@ -111,9 +111,14 @@ static int sp_transact(struct slowpath_nl *nl, struct nlmsghdr *nlh, sp_msg_cb c
 
 static struct nlmsghdr *sp_msg(struct slowpath_nl *nl, uint8_t cmd, uint16_t flags)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->sbuf);
+	struct nlmsghdr *nlh;
 	struct genlmsghdr *g;
 
+	/* libmnl 1.0.4 leaves attribute padding as it finds it: without this
+	 * the kernel would get stale or uninitialised bytes (valgrind).
+	 */
+	memset(nl->sbuf, 0, SP_SEND_BUF);
+	nlh = mnl_nlmsg_put_header(nl->sbuf);
 	nlh->nlmsg_type = nl->family;
 	nlh->nlmsg_flags = flags;
 	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
@@ -186,7 +191,7 @@ int slowpath_nl_open(struct slowpath_nl **out)
 	nl = calloc(1, sizeof(*nl));
 	if (!nl)
 		return -ENOMEM;
-	nl->sbuf = malloc(SP_SEND_BUF);
+	nl->sbuf = calloc(1, SP_SEND_BUF); /* zeroed padding, see sp_msg() */
 	nl->rbuf = malloc(SP_RECV_BUF);
 	nl->sock = mnl_socket_open(NETLINK_GENERIC);
 	if (!nl->sbuf || !nl->rbuf || !nl->sock) {

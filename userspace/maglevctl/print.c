@@ -153,7 +153,7 @@ static void print_slowpath(json_object *resp)
 
 void print_stats(const struct ctl_opts *o, json_object *resp)
 {
-	json_object *vips, *reasons;
+	json_object *vips, *reasons, *conn;
 	size_t i, j, n = arr_len(resp, "vips", &vips);
 	char a[16], b[16], c[16];
 
@@ -188,6 +188,15 @@ void print_stats(const struct ctl_opts *o, json_object *resp)
 			if (first)
 				printf("\npackets by outcome:\n");
 			first = false;
+			printf("  %-20s %14" PRId64 "\n", key, json_object_get_int64(val));
+		}
+	}
+	/* All of them, zeros too: conn_insert_skip/_fail at 0 is an answer. */
+	if (json_object_object_get_ex(resp, "conn", &conn) &&
+	    json_object_is_type(conn, json_type_object)) {
+		printf("\nconnection table:\n");
+		json_object_object_foreach(conn, key, val)
+		{
 			printf("  %-20s %14" PRId64 "\n", key, json_object_get_int64(val));
 		}
 	}

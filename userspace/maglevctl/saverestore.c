@@ -142,6 +142,7 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 	bool flush = true;
 	char *line = NULL;
 	size_t cap = 0;
+	ssize_t len;
 	int i, lineno = 0, rc;
 	FILE *f;
 
@@ -180,12 +181,17 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 		json_object_array_add(list, req);
 		lines[nlines++] = 0;
 	}
-	while (getline(&line, &cap, f) > 0) {
+	while ((len = getline(&line, &cap, f)) > 0) {
 		char *words[RESTORE_MAX_ARGS];
 		struct build_err e;
 		int n;
 
 		lineno++;
+		/* The words would end at the NUL and silently lose the rest. */
+		if (memchr(line, '\0', (size_t)len)) {
+			rc = restore_fail(o, "%s:%d: holds a NUL byte", path, lineno);
+			goto out;
+		}
 		n = split(line, words, RESTORE_MAX_ARGS);
 		if (n == 0)
 			continue;

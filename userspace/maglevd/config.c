@@ -138,9 +138,14 @@ static int parse_mac(const char *s, uint8_t mac[6])
 	char tail;
 	int i;
 
+	/* Exactly xx:xx:xx:xx:xx:xx: sscanf alone would take "-1" or " 1". */
+	if (strlen(s) != 17)
+		return -EINVAL;
+	for (i = 0; i < 17; i++)
+		if (i % 3 == 2 ? s[i] != ':' : !isxdigit((unsigned char)s[i]))
+			return -EINVAL;
 	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
-		   &tail) != 6 ||
-	    strlen(s) != 17)
+		   &tail) != 6)
 		return -EINVAL;
 	for (i = 0; i < 6; i++)
 		mac[i] = (uint8_t)b[i];

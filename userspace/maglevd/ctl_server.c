@@ -21,10 +21,16 @@
 #include "log.h"
 #include "stream.h"
 
+/* Limits on a control client (docs/operations.md, "Control socket limits"):
+ * a request must arrive whole within the timeout, be at most CTL_MAX_REQUEST
+ * bytes, and at most CTL_MAX_CLIENTS clients are held at once.
+ */
 #define CTL_CLIENT_TIMEOUT_MS 10000
+#define CTL_MAX_CLIENTS	      256
 
 static struct ev_source listener = {.fd = -1};
 static char bound_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static struct stream_pool clients = {.max = CTL_MAX_CLIENTS, .name = "control socket"};
 
 static void ctl_answer(struct daemon *d, const char *in, size_t len, char **out, size_t *out_len)
 {
@@ -104,11 +110,12 @@ static void on_accept(struct daemon *d, struct ev_source *src, uint32_t events)
 			 * with unread data resets the peer, which would lose the answer.
 			 */
 			stream_start(d, fd, "\n", CTL_MAX_REQUEST, CTL_CLIENT_TIMEOUT_MS, refusal,
-				     refuse_answer);
+				     refuse_answer, &clients);
 			continue;
 		}
 		stream_start(d, fd, "\n", CTL_MAX_REQUEST, CTL_CLIENT_TIMEOUT_MS,
-			     "{\"ok\":false,\"error\":\"request too large\"}\n", ctl_answer);
+			     "{\"ok\":false,\"error\":\"request too large\"}\n", ctl_answer,
+			     &clients);
 	}
 }
 

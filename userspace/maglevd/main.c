@@ -471,6 +471,8 @@ int main(int argc, char **argv)
 
 			src->cb(&d, src, evs[i].events);
 		}
+		/* Clients dropped while handling this batch: nothing names them now. */
+		stream_reap();
 	}
 	sd_notify(0, "STOPPING=1");
 	stream_close_all(&d);

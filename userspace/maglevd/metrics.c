@@ -23,9 +23,12 @@
 
 #define METRICS_CLIENT_TIMEOUT_MS 5000
 #define METRICS_MAX_REQUEST	  8192
+/* Scrapers held at once (the listener may face a network). */
+#define METRICS_MAX_CLIENTS 64
 
 static struct ev_source listener = {.fd = -1};
 static uint64_t last_sample_ms;
+static struct stream_pool metrics_clients = {.max = METRICS_MAX_CLIENTS, .name = "metrics"};
 
 static const char *be_state_name(const struct be *b)
 {
@@ -289,7 +292,7 @@ static void on_accept(struct daemon *d, struct ev_source *src, uint32_t events)
 		stream_start(d, fd, "\r\n\r\n", METRICS_MAX_REQUEST, METRICS_CLIENT_TIMEOUT_MS,
 			     "HTTP/1.0 431 Request Header Fields Too Large\r\nContent-Length: "
 			     "0\r\n\r\n",
-			     metrics_answer);
+			     metrics_answer, &metrics_clients);
 	}
 }
 

@@ -54,6 +54,7 @@ void registry_free(struct registry *r)
 	free(r->idx_used);
 	free(r->fvips);
 	free(r->fbes);
+	free(r->fbe_chain);
 	free(r);
 }
 
@@ -247,20 +248,62 @@ int registry_vip_add(struct registry *r, const struct registry_ctx *ctx,
 	return 0;
 }
 
+/* Chain of a freed backend: FNV-1a over the VIP key and the address. */
+static uint32_t fbe_chain_of(const struct maglev_vip_key *key, const struct ctl_addr *a)
+{
+	const uint8_t *p[2] = {(const uint8_t *)key, (const uint8_t *)a->addr};
+	size_t len[2] = {sizeof(*key), sizeof(a->addr)};
+	uint32_t h = 2166136261u ^ a->family;
+	size_t i, j;
+
+	for (j = 0; j < 2; j++)
+		for (i = 0; i < len[j]; i++)
+			h = (h ^ p[j][i]) * 16777619u;
+	return h % REGISTRY_FBE_CHAINS;
+}
+
 static void be_release(struct registry *r, const struct vip *v, const struct be *b)
 {
+	struct freed_be *f;
+	uint32_t c;
+
 	r->idx_used[b->idx] = 2;
 	r->nbackends--;
-	if (grow((void **)&r->fbes, &r->cap_fbes, r->nfbes, sizeof(*r->fbes))) {
-		struct freed_be *f = &r->fbes[r->nfbes++];
+	/* Without the record the index is still freed; only a re-add in this
+	 * transaction then counts as a new backend.
+	 */
+	if (!r->fbe_chain && !(r->fbe_chain = calloc(REGISTRY_FBE_CHAINS, sizeof(uint32_t))))
+		return;
+	if (!grow((void **)&r->fbes, &r->cap_fbes, r->nfbes, sizeof(*r->fbes)))
+		return;
+	f = &r->fbes[r->nfbes];
+	f->key = v->key;
+	f->addr = b->addr;
+	f->idx = b->idx;
+	f->gen = b->gen;
+	f->up = b->up;
+	f->base = b->base;
+	c = fbe_chain_of(&v->key, &b->addr);
+	f->next = r->fbe_chain[c];
+	r->fbe_chain[c] = ++r->nfbes;
+}
 
-		f->key = v->key;
-		f->addr = b->addr;
-		f->idx = b->idx;
-		f->gen = b->gen;
-		f->up = b->up;
-		f->base = b->base;
+/* The latest backend a of VIP key freed in this transaction, if any. */
+static struct freed_be *fbe_find(struct registry *r, const struct maglev_vip_key *key,
+				 const struct ctl_addr *a)
+{
+	uint32_t n;
+
+	if (!r->fbe_chain)
+		return NULL;
+	for (n = r->fbe_chain[fbe_chain_of(key, a)]; n; n = r->fbes[n - 1].next) {
+		struct freed_be *f = &r->fbes[n - 1];
+
+		if (r->idx_used[f->idx] == 2 && !memcmp(&f->key, key, sizeof(f->key)) &&
+		    f->addr.family == a->family && !memcmp(f->addr.addr, a->addr, sizeof(a->addr)))
+			return f;
 	}
+	return NULL;
 }
 
 int registry_vip_del(struct registry *r, const struct maglev_vip_key *key, char *err, size_t errlen)
@@ -335,7 +378,7 @@ int registry_be_add(struct registry *r, const struct registry_ctx *ctx, struct v
 	struct freed_be *fb = NULL;
 	struct maglev_backend cur;
 	struct be *b;
-	uint32_t idx, i;
+	uint32_t idx;
 
 	ctl_format_vip(&v->key, vname, sizeof(vname));
 	ctl_format_addr(a, bname, sizeof(bname));
@@ -361,18 +404,14 @@ int registry_be_add(struct registry *r, const struct registry_ctx *ctx, struct v
 		}
 		idx = (uint32_t)want_idx;
 	} else {
-		for (i = 0; i < r->nfbes; i++) {
-			struct freed_be *f = &r->fbes[i];
-
-			if (r->idx_used[f->idx] == 2 && !memcmp(&f->key, &v->key, sizeof(f->key)) &&
-			    f->addr.family == a->family &&
-			    !memcmp(f->addr.addr, a->addr, sizeof(a->addr)))
-				fb = f;
-		}
+		fb = fbe_find(r, &v->key, a);
 		if (fb) {
 			idx = fb->idx;
 		} else if (alloc_idx(r, &idx)) {
-			snprintf(err, errlen, "no free backend index (%u in use)", r->nbackends);
+			snprintf(err, errlen,
+				 "too many backends: all %u datapath backend slots are in use (%u "
+				 "backends in all VIPs)",
+				 MAGLEV_MAX_BACKENDS - 1, r->nbackends);
 			return -ENOSPC;
 		}
 	}
@@ -659,6 +698,8 @@ int registry_commit(const struct registry *old, struct registry *next,
 	for (i = 0; i < MAGLEV_MAX_BACKENDS; i++)
 		if (next->idx_used[i] == 2)
 			next->idx_used[i] = 0;
+	if (next->nfbes)
+		memset(next->fbe_chain, 0, REGISTRY_FBE_CHAINS * sizeof(uint32_t));
 	next->nfvips = next->nfbes = 0;
 	return 0;
 }

@@ -84,7 +84,13 @@ struct freed_be {
 	uint32_t idx, gen;
 	bool up;
 	struct maglev_backend_stats base;
+	uint32_t next; /* older entry of the same hash chain, + 1; 0: none */
 };
+
+/* Chains over fbes by (VIP, address): a restore frees and re-adds up to
+ * 65,535 backends, and a linear search per add would be quadratic.
+ */
+#define REGISTRY_FBE_CHAINS 65536
 
 struct registry {
 	struct vip *vips[MAGLEV_MAX_VIPS]; /* by id */
@@ -98,6 +104,7 @@ struct registry {
 	uint32_t next_idx;
 	struct freed_vip *fvips;
 	struct freed_be *fbes;
+	uint32_t *fbe_chain; /* REGISTRY_FBE_CHAINS heads (index + 1), or NULL */
 	uint32_t nfvips, cap_fvips, nfbes, cap_fbes;
 	/* What the state file holds of a live registry never changes again
 	 * (changes go to clones; only rates and commit bookkeeping are updated

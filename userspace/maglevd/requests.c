@@ -63,12 +63,13 @@ static int get_str(json_object *req, const char *key, bool required, const char 
 	json_object *m;
 
 	*out = NULL;
-	if (!json_object_object_get_ex(req, key, &m) || !m) {
+	/* An explicit null is a wrong type, not an absent field. */
+	if (!json_object_object_get_ex(req, key, &m)) {
 		if (required)
 			return fail(e, "missing '%s'", key);
 		return 0;
 	}
-	if (!json_object_is_type(m, json_type_string))
+	if (!m || !json_object_is_type(m, json_type_string))
 		return fail(e, "'%s' must be a string", key);
 	*out = json_object_get_string(m);
 	if (strlen(*out) != (size_t)json_object_get_string_len(m))
@@ -84,9 +85,9 @@ static int get_int(json_object *req, const char *key, int64_t min, int64_t max, 
 	int64_t v;
 
 	*present = false;
-	if (!json_object_object_get_ex(req, key, &m) || !m)
+	if (!json_object_object_get_ex(req, key, &m))
 		return 0;
-	if (!json_object_is_type(m, json_type_int))
+	if (!m || !json_object_is_type(m, json_type_int))
 		return fail(e, "'%s' must be an integer", key);
 	errno = 0;
 	v = json_object_get_int64(m);
@@ -103,9 +104,9 @@ static int get_bool(json_object *req, const char *key, bool *out, bool *present,
 	json_object *m;
 
 	*present = false;
-	if (!json_object_object_get_ex(req, key, &m) || !m)
+	if (!json_object_object_get_ex(req, key, &m))
 		return 0;
-	if (!json_object_is_type(m, json_type_boolean))
+	if (!m || !json_object_is_type(m, json_type_boolean))
 		return fail(e, "'%s' must be true or false", key);
 	*out = json_object_get_boolean(m);
 	*present = true;
@@ -350,6 +351,9 @@ static const char *req_cmd(json_object *req)
 	if (!json_object_is_type(req, json_type_object) ||
 	    !json_object_object_get_ex(req, "cmd", &c) || !json_object_is_type(c, json_type_string))
 		return NULL;
+	/* "flush\u0000junk" is not "flush". */
+	if (strlen(json_object_get_string(c)) != (size_t)json_object_get_string_len(c))
+		return NULL;
 	return json_object_get_string(c);
 }
 
@@ -584,6 +588,23 @@ static json_object *slowpath_json(void)
 	return so;
 }
 
+/* Connection-table events (hits, misses, inserts, inserts skipped by
+ * new_flow_limit, failed inserts, ...), by the names the metrics use.
+ */
+static json_object *conn_json(struct daemon *d)
+{
+	uint64_t ctrs[MAGLEV_CTR_MAX];
+	json_object *co = json_object_new_object();
+	uint32_t i;
+
+	memset(ctrs, 0, sizeof(ctrs));
+	if (!maglev_dp_counter_stats(d->dp, ctrs))
+		for (i = 0; i < MAGLEV_CTR_MAX; i++)
+			json_object_object_add(co, maglev_dp_counter_name(i),
+					       json_object_new_uint64(ctrs[i]));
+	return co;
+}
+
 static json_object *do_stats(struct daemon *d, json_object *req, struct req_err *e)
 {
 	static const char *const keys[] = {"vip", NULL};
@@ -651,6 +672,7 @@ static json_object *do_stats(struct daemon *d, json_object *req, struct req_err 
 			json_object_object_add(ro, reason_names[i],
 					       json_object_new_uint64(reasons[i]));
 	json_object_object_add(o, "reasons", ro);
+	json_object_object_add(o, "conn", conn_json(d));
 	json_object_object_add(o, "slowpath", slowpath_json());
 	return o;
 }
@@ -964,6 +986,14 @@ json_object *ctl_handle(struct daemon *d, const char *line, size_t len)
 	json_object *req, *resp;
 
 	d->ctl_requests++;
+	/* json-c cuts object keys at an escaped NUL ("vip\u0000x" would be
+	 * "vip"); no field of any request can hold one, so refuse them up front.
+	 */
+	if (memmem(line, len, "\\u0000", 6)) {
+		json_tokener_free(tok);
+		d->ctl_rejected++;
+		return err_reply("request holds a NUL character (\\u0000)");
+	}
 	if (!tok)
 		return err_reply("out of memory");
 	req = json_tokener_parse_ex(tok, line, (int)len);

@@ -10,20 +10,53 @@
 #include "stream.h"
 
 static struct stream *streams;
+/* Dropped while other events may still name them; see stream_reap(). */
+static struct stream *zombies;
 
-static void stream_free(struct daemon *d, struct stream *s)
+static void stream_unlink(struct daemon *d, struct stream *s)
 {
 	ev_del(d, &s->src);
 	close(s->src.fd);
+	s->src.fd = -1;
 	if (s->prev)
 		s->prev->next = s->next;
 	else
 		streams = s->next;
 	if (s->next)
 		s->next->prev = s->prev;
+	if (s->pool)
+		s->pool->n--;
+}
+
+/* From the stream's own event: nothing else can name it any more. */
+static void stream_free(struct daemon *d, struct stream *s)
+{
+	stream_unlink(d, s);
 	free(s->in);
 	free(s->out);
 	free(s);
+}
+
+/* From anywhere else: close now, free after the current batch of events. */
+static void stream_kill(struct daemon *d, struct stream *s)
+{
+	stream_unlink(d, s);
+	s->dead = true;
+	s->prev = NULL;
+	s->next = zombies;
+	zombies = s;
+}
+
+void stream_reap(void)
+{
+	while (zombies) {
+		struct stream *s = zombies;
+
+		zombies = s->next;
+		free(s->in);
+		free(s->out);
+		free(s);
+	}
 }
 
 static void stream_reply(struct daemon *d, struct stream *s, char *out, size_t len)
@@ -41,6 +74,8 @@ static void on_event(struct daemon *d, struct ev_source *src, uint32_t events)
 	struct stream *s = (struct stream *)src;
 	ssize_t n;
 
+	if (s->dead)
+		return;
 	if (s->out) {
 		while (s->out_off < s->out_len) {
 			n = send(src->fd, s->out + s->out_off, s->out_len - s->out_off,
@@ -131,11 +166,34 @@ static void on_event(struct daemon *d, struct ev_source *src, uint32_t events)
 	}
 }
 
-int stream_start(struct daemon *d, int fd, const char *terminator, size_t in_max,
-		 uint32_t timeout_ms, const char *overflow_reply, stream_handler handler)
+/* Make room in a full pool; false if every client is being answered. */
+static bool pool_make_room(struct daemon *d, struct stream_pool *pool)
 {
-	struct stream *s = calloc(1, sizeof(*s));
+	struct stream *s, *oldest = NULL;
 
+	/* Newest first: the last match is the one that has waited longest. */
+	for (s = streams; s; s = s->next)
+		if (s->pool == pool && !s->out)
+			oldest = s;
+	if (!oldest)
+		return false;
+	log_debug("%s: %u clients, dropping the longest-waiting one", pool->name, pool->n);
+	stream_kill(d, oldest);
+	return true;
+}
+
+int stream_start(struct daemon *d, int fd, const char *terminator, size_t in_max,
+		 uint32_t timeout_ms, const char *overflow_reply, stream_handler handler,
+		 struct stream_pool *pool)
+{
+	struct stream *s;
+
+	if (pool && pool->n >= pool->max && !pool_make_room(d, pool)) {
+		log_debug("%s: %u clients being answered, closing a new one", pool->name, pool->n);
+		close(fd);
+		return -EBUSY;
+	}
+	s = calloc(1, sizeof(*s));
 	if (!s) {
 		close(fd);
 		return -ENOMEM;
@@ -154,6 +212,9 @@ int stream_start(struct daemon *d, int fd, const char *terminator, size_t in_max
 	s->in_max = in_max;
 	s->handler = handler;
 	s->deadline_ms = mono_ms() + timeout_ms;
+	s->pool = pool;
+	if (pool)
+		pool->n++;
 	s->next = streams;
 	if (streams)
 		streams->prev = s;
@@ -174,7 +235,7 @@ void stream_sweep(struct daemon *d)
 		next = s->next;
 		if (now >= s->deadline_ms) {
 			log_debug("dropping a client that took too long");
-			stream_free(d, s);
+			stream_kill(d, s);
 		}
 	}
 }
@@ -183,4 +244,5 @@ void stream_close_all(struct daemon *d)
 {
 	while (streams)
 		stream_free(d, streams);
+	stream_reap();
 }

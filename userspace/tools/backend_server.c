@@ -33,6 +33,7 @@
 enum kind { K_HTTP_LISTEN, K_ECHO_LISTEN, K_UDP, K_HTTP, K_ECHO };
 
 struct sock {
+	struct sock *prev, *next; /* every open socket, freed on exit */
 	enum kind kind;
 	int fd;
 	bool close_after; /* HTTP "Connection: close" seen: close once flushed */
@@ -43,6 +44,10 @@ struct sock {
 
 static char name[NAME_MAX_LEN + 1];
 static int epfd;
+/* Listed so that they are freed at exit: a leak checker (selftests/sanitize)
+ * cannot see pointers held only in the kernel's epoll set.
+ */
+static struct sock *socks;
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -60,11 +65,21 @@ static struct sock *sock_new(enum kind kind, int fd)
 	}
 	s->kind = kind;
 	s->fd = fd;
+	s->next = socks;
+	if (socks)
+		socks->prev = s;
+	socks = s;
 	return s;
 }
 
 static void sock_free(struct sock *s)
 {
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		socks = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
 	epoll_ctl(epfd, EPOLL_CTL_DEL, s->fd, NULL);
 	close(s->fd);
 	free(s);
@@ -419,6 +434,8 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	while (socks)
+		sock_free(socks);
 	if (pidfile)
 		unlink(pidfile);
 	return 0;
