@@ -2,9 +2,10 @@
 /*
  * The "maglev" generic netlink family (include/maglev_genl.h): maglevd
  * configures VIPs, backends, the seed and tables through it and reads
- * counters. One policy validates every attribute before a handler runs, so
- * handlers only check presence and cross-attribute rules; a rejected request
- * changes nothing.
+ * counters. One policy (and, for family and protocol values, the pre_doit
+ * hook) validates every attribute before a handler runs, so handlers only
+ * check presence and cross-attribute rules; a rejected request changes
+ * nothing.
  */
 #include <linux/in.h>
 #include <linux/slab.h>
@@ -16,24 +17,31 @@
 
 static struct genl_family maglev_genl_family;
 
-static int maglev_validate_family(const struct nlattr *attr, struct netlink_ext_ack *extack)
+/*
+ * The values of FAMILY and PROTO, for every command that carries them, before
+ * its handler. Not validation functions in the policy: when an attribute
+ * fails its length check the ACK carries its policy (NLMSGERR_ATTR_POLICY),
+ * and 6.1's policy dump reads the range of an integer policy from the union
+ * that holds a validation function's pointer, which trips the WARN_ON_ONCE
+ * in nla_get_range_unsigned() for any sender. (Validation functions on
+ * NLA_BINARY attributes are dumped without a range.)
+ */
+static int maglev_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
+			   struct genl_info *info)
 {
-	u8 family = nla_get_u8(attr);
+	struct nlattr *family = info->attrs[MAGLEV_A_FAMILY];
+	struct nlattr *proto = info->attrs[MAGLEV_A_PROTO];
 
-	if (family == MAGLEV_AF_INET || family == MAGLEV_AF_INET6)
-		return 0;
-	NL_SET_ERR_MSG_ATTR(extack, attr, "family must be AF_INET or AF_INET6");
-	return -EINVAL;
-}
-
-static int maglev_validate_proto(const struct nlattr *attr, struct netlink_ext_ack *extack)
-{
-	u8 proto = nla_get_u8(attr);
-
-	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP)
-		return 0;
-	NL_SET_ERR_MSG_ATTR(extack, attr, "protocol must be TCP or UDP");
-	return -EINVAL;
+	if (family && nla_get_u8(family) != MAGLEV_AF_INET &&
+	    nla_get_u8(family) != MAGLEV_AF_INET6) {
+		NL_SET_ERR_MSG_ATTR(info->extack, family, "family must be AF_INET or AF_INET6");
+		return -EINVAL;
+	}
+	if (proto && nla_get_u8(proto) != IPPROTO_TCP && nla_get_u8(proto) != IPPROTO_UDP) {
+		NL_SET_ERR_MSG_ATTR(info->extack, proto, "protocol must be TCP or UDP");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int maglev_validate_addr(const struct nlattr *attr, struct netlink_ext_ack *extack)
@@ -78,10 +86,10 @@ static struct netlink_range_validation maglev_offset_range = {
 };
 
 static const struct nla_policy maglev_policy[MAGLEV_A_MAX + 1] = {
-	[MAGLEV_A_FAMILY] = NLA_POLICY_VALIDATE_FN(NLA_U8, maglev_validate_family),
+	[MAGLEV_A_FAMILY] = { .type = NLA_U8 }, /* value: maglev_pre_doit() */
 	[MAGLEV_A_ADDR] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, maglev_validate_addr, 16),
 	[MAGLEV_A_PORT] = { .type = NLA_BE16 },
-	[MAGLEV_A_PROTO] = NLA_POLICY_VALIDATE_FN(NLA_U8, maglev_validate_proto),
+	[MAGLEV_A_PROTO] = { .type = NLA_U8 }, /* value: maglev_pre_doit() */
 	[MAGLEV_A_ENCAP] = NLA_POLICY_MAX(NLA_U8, MAGLEV_ENCAP_GUE),
 	[MAGLEV_A_GUE_PORT] = NLA_POLICY_MIN(NLA_BE16, 1),
 	[MAGLEV_A_BACKEND_IDX] = NLA_POLICY_FULL_RANGE(NLA_U32, &maglev_backend_range),
@@ -710,6 +718,7 @@ static struct genl_family maglev_genl_family __ro_after_init = {
 	.version = MAGLEV_GENL_VERSION,
 	.maxattr = MAGLEV_A_MAX,
 	.policy = maglev_policy,
+	.pre_doit = maglev_pre_doit,
 	.netnsok = true,
 	.module = THIS_MODULE,
 	.ops = maglev_genl_ops,

@@ -76,7 +76,7 @@ attached() {
 	done
 	return 1
 }
-check "the TC egress program is attached to lb0" attached
+check "no TC egress program while no backend has a check" [ -z "$(hc_prog)" ]
 
 # --- IPIP ------------------------------------------------------------------------------
 V=192.0.2.30:8080/tcp
@@ -84,10 +84,16 @@ listen 192.0.2.30 8080 || nok "listener on the VIP 192.0.2.30:8080"
 L30=$LPID
 check "nothing listens on the backend address 198.51.100.31:8080 (a direct check would fail)" \
 	bash -c "! ip netns exec $NS_CL bash -c 'exec 3<>/dev/tcp/198.51.100.31/8080' 2>/dev/null"
-enc0=$(hc_encapsulated)
+ctl vip add 192.0.2.39:8080/tcp --check none
+ctl backend add 192.0.2.39:8080/tcp 198.51.100.39
+sleep 0.3
+check "a backend without a check: still no TC egress program" [ -z "$(hc_prog)" ]
+ctl vip del 192.0.2.39:8080/tcp
 dec0=$(decapsulated)
 ctl vip add $V --check tcp --check-interval 200 --check-timeout 150 --rise 2 --fall 2
 ctl backend add $V 198.51.100.31
+check "a backend with a check: the TC egress program is attached to lb0" attached
+enc0=$(hc_encapsulated)
 sleep 1.2
 check "IPIP: the backend is up, its checks succeeding" \
 	[ "$(field $V 198.51.100.31 '.state + " " + .last_result + " " + .via')" = "up ok encap" ]

@@ -80,8 +80,11 @@ FIXTURE_SETUP(nl)
 	self->nl = NULL;
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
 	err = slowpath_nl_open(&self->nl);
+	/* _exit(255) is the harness's skip: 6.1's would run the body after a
+	 * SKIP in setup that only returns.
+	 */
 	if (err == -ENOENT)
-		SKIP(return, "maglev genetlink family not registered (module not loaded)");
+		SKIP(_exit(255), "maglev genetlink family not registered (module not loaded)");
 	ASSERT_EQ(0, err);
 }
 

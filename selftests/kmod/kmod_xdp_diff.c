@@ -32,7 +32,7 @@ FIXTURE_SETUP(diff)
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
 	err = slowpath_nl_open(&self->nl);
 	if (err == -ENOENT)
-		SKIP(return, "maglev genetlink family not registered (module not loaded)");
+		SKIP(_exit(255), "maglev genetlink family not registered (module not loaded)");
 	ASSERT_EQ(0, err);
 	self->dp = open_dp(_metadata);
 	self->prog = maglev_dp_prog_fd(self->dp);

@@ -47,8 +47,9 @@ static struct hc_slot *slots[MAGLEV_MAX_BACKENDS];
 
 /*
  * The encapsulating TC program: loaded and attached while health_via_encap
- * is on, to the configured interfaces (followed across reloads); removed
- * from them when it is turned off. A failure is retried every few seconds,
+ * is on and some backend has a check, to the configured interfaces (followed
+ * across reloads); removed from them when it is turned off or no check is
+ * left. A failure is retried every few seconds,
  * and meanwhile checks fail with the reason: never silently direct.
  */
 static struct {
@@ -75,12 +76,12 @@ bool health_encap_counters(uint64_t *out)
 	return enc.h && !hc_encap_counters(enc.h, out);
 }
 
-static void encap_sync(struct daemon *d)
+static void encap_sync(struct daemon *d, bool checks)
 {
 	int want[CFG_MAX_IFACES], nwant = 0, i, r;
 	char e[200];
 
-	if (!d->cfg.hc_via_encap) {
+	if (!d->cfg.hc_via_encap || !checks) {
 		if (enc.h || !enc.cleaned) {
 			for (i = 0; i < d->cfg.n_ifaces; i++) {
 				int ifindex = (int)if_nametoindex(d->cfg.ifaces[i]);
@@ -91,7 +92,9 @@ static void encap_sync(struct daemon *d)
 			for (i = 0; i < enc.n; i++)
 				hc_encap_detach(enc.ifindex[i]);
 			if (enc.h)
-				log_info("health: checks go straight to the backends");
+				log_info(checks ? "health: checks go straight to the backends"
+						: "health: no checks configured, encapsulation "
+						  "removed");
 			hc_encap_close(enc.h);
 			enc.h = NULL;
 			enc.n = 0;
@@ -402,13 +405,31 @@ static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v
 	}
 }
 
+/* Does any backend have a check (not "none")? */
+static bool any_check(struct daemon *d)
+{
+	struct hc_params p;
+	uint32_t i;
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		struct vip *v = d->reg->vips[i];
+
+		if (!v || !v->nbe)
+			continue;
+		vip_hc(v, &d->cfg.hc, &p);
+		if (p.type != HC_NONE)
+			return true;
+	}
+	return false;
+}
+
 void health_tick(struct daemon *d)
 {
 	struct registry *reg = d->reg;
 	uint64_t now = mono_ms();
 	uint32_t i, j;
 
-	encap_sync(d);
+	encap_sync(d, any_check(d));
 	/* Checks of backends that are gone are dropped. */
 	for (i = 1; i < MAGLEV_MAX_BACKENDS; i++) {
 		if (slots[i] && d->reg->idx_used[i] != 1)
