@@ -82,8 +82,13 @@ static void encap_sync(struct daemon *d, bool checks)
 	char e[200];
 
 	if (!d->cfg.hc_via_encap || !checks) {
-		if (enc.h || !enc.cleaned) {
-			for (i = 0; i < d->cfg.n_ifaces; i++) {
+		bool off = !d->cfg.hc_via_encap;
+
+		/* Turned off: also remove what an earlier run left on the
+		 * configured interfaces. No check left: only our own filters.
+		 */
+		if (enc.h || (off && !enc.cleaned)) {
+			for (i = 0; off && i < d->cfg.n_ifaces; i++) {
 				int ifindex = (int)if_nametoindex(d->cfg.ifaces[i]);
 
 				if (ifindex && !enc_has(enc.ifindex, enc.n, ifindex))
@@ -92,13 +97,13 @@ static void encap_sync(struct daemon *d, bool checks)
 			for (i = 0; i < enc.n; i++)
 				hc_encap_detach(enc.ifindex[i]);
 			if (enc.h)
-				log_info(checks ? "health: checks go straight to the backends"
-						: "health: no checks configured, encapsulation "
-						  "removed");
+				log_info(off ? "health: checks go straight to the backends"
+					     : "health: no checks configured, encapsulation "
+					       "removed");
 			hc_encap_close(enc.h);
 			enc.h = NULL;
 			enc.n = 0;
-			enc.cleaned = true;
+			enc.cleaned = off;
 		}
 		enc.err[0] = '\0';
 		return;
