@@ -91,23 +91,7 @@ static uint32_t slot_of(const struct flow *f)
 /* Table of datapath backends lo..hi (spec index + lo = datapath index). */
 static int build(FIXTURE_DATA(flood) * self, int lo, int hi, uint32_t *out)
 {
-	static struct maglev_backend_spec spec[NBE];
-	struct maglev_err err;
-	uint32_t i;
-	int n = 0, idx, ret;
-
-	memset(spec, 0, sizeof(spec));
-	for (idx = lo; idx <= hi; idx++, n++) {
-		spec[n].family = idx % 2 ? P_AF4 : P_AF6;
-		memcpy(spec[n].addr, self->be[idx], 16);
-		spec[n].weight = 1;
-	}
-	ret = maglev_table_build(&seed, spec, n, MAGLEV_TABLE_SIZE, out, &err);
-	if (ret)
-		return ret;
-	for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
-		out[i] += lo;
-	return 0;
+	return backends_table((const uint8_t(*)[16])self->be, lo, hi, out);
 }
 
 FIXTURE_SETUP(flood)

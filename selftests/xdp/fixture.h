@@ -15,6 +15,7 @@
 #include "kselftest_harness.h"
 #include "datapath.h"
 #include "maglev_hash.h"
+#include "maglev_table.h"
 #include "pkt.h"
 
 /* Addresses: clients 198.51.100.0/25 and 2001:db8:c::/64, VIPs 203.0.113.0/24
@@ -192,6 +193,34 @@ static inline void outer_dst(const struct run_result *r, size_t l2, uint8_t *dst
 		memcpy(dst, r->out + l2 + 16, 4);
 	else
 		memcpy(dst, r->out + l2 + 24, 16);
+}
+
+/* The table of backends be[lo..hi] (weight 1; odd indices IPv4, even IPv6,
+ * as the tests add them) under the default seed, with datapath indices
+ * (spec index + lo) as entries.
+ */
+static inline int backends_table(const uint8_t (*be)[16], int lo, int hi, uint32_t *out)
+{
+	struct maglev_seed seed = {MAGLEV_DEFAULT_SEED_K0, MAGLEV_DEFAULT_SEED_K1};
+	struct maglev_backend_spec *spec = calloc(hi - lo + 1, sizeof(*spec));
+	struct maglev_err err;
+	int n = 0, idx, ret;
+	uint32_t i;
+
+	if (!spec)
+		return -ENOMEM;
+	for (idx = lo; idx <= hi; idx++, n++) {
+		spec[n].family = idx % 2 ? P_AF4 : P_AF6;
+		memcpy(spec[n].addr, be[idx], 16);
+		spec[n].weight = 1;
+	}
+	ret = maglev_table_build(&seed, spec, n, MAGLEV_TABLE_SIZE, out, &err);
+	free(spec);
+	if (ret)
+		return ret;
+	for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
+		out[i] += lo;
+	return 0;
 }
 
 /* Which of be[1..n] a client frame of f (TCP flags) was encapsulated to, by

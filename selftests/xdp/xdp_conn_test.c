@@ -260,27 +260,10 @@ static void random_flow(struct flow *f, const struct flow *v4, const struct flow
 	}
 }
 
-/* Backend specs for backends lo..hi (datapath indices) and their table. */
+/* The table of backends lo..hi (datapath indices). */
 static int build_table(FIXTURE_DATA(conn) * self, int lo, int hi, uint32_t *out)
 {
-	struct maglev_backend_spec spec[NBE];
-	struct maglev_seed seed = {MAGLEV_DEFAULT_SEED_K0, MAGLEV_DEFAULT_SEED_K1};
-	struct maglev_err err;
-	uint32_t i;
-	int n = 0, idx, ret;
-
-	memset(spec, 0, sizeof(spec));
-	for (idx = lo; idx <= hi; idx++, n++) {
-		spec[n].family = idx % 2 ? P_AF4 : P_AF6;
-		memcpy(spec[n].addr, self->be[idx], 16);
-		spec[n].weight = 1;
-	}
-	ret = maglev_table_build(&seed, spec, n, MAGLEV_TABLE_SIZE, out, &err);
-	if (ret)
-		return ret;
-	for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
-		out[i] += lo; /* spec index -> datapath backend index */
-	return 0;
+	return backends_table((const uint8_t(*)[16])self->be, lo, hi, out);
 }
 
 static uint32_t user_slot(const struct flow *f)

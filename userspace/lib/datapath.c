@@ -769,36 +769,35 @@ static int percpu_sum(struct maglev_dp *dp, const struct bpf_map *map, uint32_t 
 	return ret;
 }
 
-int maglev_dp_vip_stats(struct maglev_dp *dp, uint32_t vip_id, struct maglev_vip_stats *out)
+/* Per-VIP and per-backend stats: the same three counters in the same order. */
+_Static_assert(sizeof(struct maglev_vip_stats) == 3 * sizeof(__u64) &&
+		       sizeof(struct maglev_backend_stats) == 3 * sizeof(__u64) &&
+		       offsetof(struct maglev_vip_stats, new_flows) ==
+			       offsetof(struct maglev_backend_stats, new_flows),
+	       "stats structs: packets, bytes, new_flows");
+
+static int traffic_stats(struct maglev_dp *dp, const struct bpf_map *map, uint32_t key,
+			 uint32_t max, void *out)
 {
 	uint64_t v[3];
 	int ret;
 
-	if (vip_id >= MAGLEV_MAX_VIPS)
+	if (key >= max)
 		return -EINVAL;
-	ret = percpu_sum(dp, dp->skel->maps.maglev_vipstat, vip_id, v, 3);
-	if (!ret) {
-		out->packets = v[0];
-		out->bytes = v[1];
-		out->new_flows = v[2];
-	}
+	ret = percpu_sum(dp, map, key, v, 3);
+	if (!ret)
+		memcpy(out, v, sizeof(v));
 	return ret;
+}
+
+int maglev_dp_vip_stats(struct maglev_dp *dp, uint32_t vip_id, struct maglev_vip_stats *out)
+{
+	return traffic_stats(dp, dp->skel->maps.maglev_vipstat, vip_id, MAGLEV_MAX_VIPS, out);
 }
 
 int maglev_dp_backend_stats(struct maglev_dp *dp, uint32_t idx, struct maglev_backend_stats *out)
 {
-	uint64_t v[3];
-	int ret;
-
-	if (idx >= MAGLEV_MAX_BACKENDS)
-		return -EINVAL;
-	ret = percpu_sum(dp, dp->skel->maps.maglev_bestat, idx, v, 3);
-	if (!ret) {
-		out->packets = v[0];
-		out->bytes = v[1];
-		out->new_flows = v[2];
-	}
-	return ret;
+	return traffic_stats(dp, dp->skel->maps.maglev_bestat, idx, MAGLEV_MAX_BACKENDS, out);
 }
 
 int maglev_dp_reason_stats(struct maglev_dp *dp, uint64_t *counts)

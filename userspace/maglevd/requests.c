@@ -588,29 +588,23 @@ static json_object *slowpath_json(void)
 	return so;
 }
 
-/* Connection-table events (hits, misses, inserts, inserts skipped by
- * new_flow_limit, failed inserts, ...), by the names the metrics use.
- */
-static json_object *conn_json(struct daemon *d)
+/* Counters by name (the names the metrics use); nothing if reading failed. */
+static json_object *named_counts(int read_ret, const uint64_t *counts, uint32_t n,
+				 const char *(*name)(uint32_t))
 {
-	uint64_t ctrs[MAGLEV_CTR_MAX];
-	json_object *co = json_object_new_object();
+	json_object *o = json_object_new_object();
 	uint32_t i;
 
-	memset(ctrs, 0, sizeof(ctrs));
-	if (!maglev_dp_counter_stats(d->dp, ctrs))
-		for (i = 0; i < MAGLEV_CTR_MAX; i++)
-			json_object_object_add(co, maglev_dp_counter_name(i),
-					       json_object_new_uint64(ctrs[i]));
-	return co;
+	for (i = 0; !read_ret && i < n; i++)
+		json_object_object_add(o, name(i), json_object_new_uint64(counts[i]));
+	return o;
 }
 
 static json_object *do_stats(struct daemon *d, json_object *req, struct req_err *e)
 {
 	static const char *const keys[] = {"vip", NULL};
-	static const char *const reason_names[MAGLEV_REASON_MAX] = MAGLEV_REASON_NAMES;
-	uint64_t reasons[MAGLEV_REASON_MAX];
-	json_object *o, *arr, *ro;
+	uint64_t reasons[MAGLEV_REASON_MAX], ctrs[MAGLEV_CTR_MAX];
+	json_object *o, *arr;
 	char name[CTL_ADDR_STRLEN];
 	const struct vip *only;
 	uint32_t i, j;
@@ -665,14 +659,12 @@ static json_object *do_stats(struct daemon *d, json_object *req, struct req_err 
 		json_object_array_add(arr, vo);
 	}
 	json_object_object_add(o, "vips", arr);
-	ro = json_object_new_object();
-	memset(reasons, 0, sizeof(reasons));
-	if (!maglev_dp_reason_stats(d->dp, reasons))
-		for (i = 0; i < MAGLEV_REASON_MAX; i++)
-			json_object_object_add(ro, reason_names[i],
-					       json_object_new_uint64(reasons[i]));
-	json_object_object_add(o, "reasons", ro);
-	json_object_object_add(o, "conn", conn_json(d));
+	json_object_object_add(o, "reasons",
+			       named_counts(maglev_dp_reason_stats(d->dp, reasons), reasons,
+					    MAGLEV_REASON_MAX, maglev_dp_reason_name));
+	json_object_object_add(o, "conn",
+			       named_counts(maglev_dp_counter_stats(d->dp, ctrs), ctrs,
+					    MAGLEV_CTR_MAX, maglev_dp_counter_name));
 	json_object_object_add(o, "slowpath", slowpath_json());
 	return o;
 }
