@@ -195,6 +195,24 @@ static inline void outer_dst(const struct run_result *r, size_t l2, uint8_t *dst
 		memcpy(dst, r->out + l2 + 24, 16);
 }
 
+/* The tests' client flows: 198.51.100.7:40001 -> 203.0.113.10:80 and
+ * 2001:db8:c::7 -> 2001:db8:f::10, TCP.
+ */
+static inline void client_flows(struct flow *f4, struct flow *f6)
+{
+	memset(f4, 0, sizeof(*f4));
+	f4->family = P_AF4;
+	v4addr(f4->src, 198, 51, 100, 7);
+	v4addr(f4->dst, 203, 0, 113, 10);
+	f4->sport = 40001;
+	f4->dport = 80;
+	f4->proto = IPPROTO_TCP;
+	*f6 = *f4;
+	f6->family = P_AF6;
+	v6addr(f6->src, 0xc, 7);
+	v6addr(f6->dst, 0xf, 10);
+}
+
 /* The table of backends be[lo..hi] (weight 1; odd indices IPv4, even IPv6,
  * as the tests add them) under the default seed, with datapath indices
  * (spec index + lo) as entries.

@@ -38,16 +38,7 @@ FIXTURE_SETUP(conn)
 			v6addr(self->be[i], 0xb, 20 + i);
 		ASSERT_EQ(0, add_backend(self->dp, i, self->be[i], i % 2 ? P_AF4 : P_AF6));
 	}
-	self->f4.family = P_AF4;
-	v4addr(self->f4.src, 198, 51, 100, 7);
-	v4addr(self->f4.dst, 203, 0, 113, 10);
-	self->f4.sport = 40001;
-	self->f4.dport = 80;
-	self->f4.proto = IPPROTO_TCP;
-	self->f6 = self->f4;
-	self->f6.family = P_AF6;
-	v6addr(self->f6.src, 0xc, 7);
-	v6addr(self->f6.dst, 0xf, 10);
+	client_flows(&self->f4, &self->f6);
 	ASSERT_EQ(0, add_vip(self->dp, self->f4.dst, P_AF4, 0, IPPROTO_TCP, 1, 0, 0));
 	ASSERT_EQ(0, add_vip(self->dp, self->f4.dst, P_AF4, 0, IPPROTO_UDP, 1, 0, 0));
 	ASSERT_EQ(0, add_vip(self->dp, self->f6.dst, P_AF6, 0, IPPROTO_TCP, 1, 0, 0));

@@ -19,16 +19,7 @@ FIXTURE_SETUP(decap)
 	self->skel = maglev_decap__open_and_load();
 	ASSERT_NE(NULL, self->skel);
 	self->prog = bpf_program__fd(self->skel->progs.maglev_decap);
-	self->f4.family = P_AF4;
-	v4addr(self->f4.src, 198, 51, 100, 7);
-	v4addr(self->f4.dst, 203, 0, 113, 10);
-	self->f4.sport = 40001;
-	self->f4.dport = 80;
-	self->f4.proto = IPPROTO_TCP;
-	self->f6 = self->f4;
-	self->f6.family = P_AF6;
-	v6addr(self->f6.src, 0xc, 7);
-	v6addr(self->f6.dst, 0xf, 10);
+	client_flows(&self->f4, &self->f6);
 }
 
 FIXTURE_TEARDOWN(decap)
