@@ -14,30 +14,7 @@ start_daemon || { nok "maglevd starts"; t_done; }
 ok "maglevd starts"
 
 EXTRA_PIDS=
-listen() { # listen ADDR PORT: a TCP listener in the balancer namespace
-	ip netns exec "$NS_LB" socat TCP-LISTEN:"$2",bind="$1",fork,reuseaddr SYSTEM:'echo hi' 2>/dev/null &
-	LPID=$!
-	disown $LPID
-	EXTRA_PIDS="$EXTRA_PIDS $LPID"
-	local i
-	for i in $(seq 50); do
-		lbx bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-field() { # field VIP BACKEND JQ-EXPR
-	ctl -j health "$1" | jq -r --arg b "$2" ".backends[] | select(.backend == \$b) | $3"
-}
-# wait_state VIP BACKEND STATE SECONDS
-wait_state() {
-	local end=$((SECONDS + $4))
-	while [ $SECONDS -le $end ]; do
-		[ "$(field "$1" "$2" .state)" = "$3" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
+listen() { listen_tcp "$NS_LB" "$@"; } # the backends' addresses are on the balancer here
 slots() { ctl -j table "$1" | jq -r --arg b "$2" '.backends[] | select(.backend == $b) | .slots'; }
 flags() { ctl -j backend list "$1" | jq -r --arg b "$2" '.backends[] | select(.backend == $b) | .dp_flags | join(",")'; }
 

@@ -26,29 +26,7 @@ start_daemon || { nok "maglevd starts"; t_done; }
 ok "maglevd starts"
 
 EXTRA_PIDS=
-listen() { # listen ADDR PORT: a TCP listener in the backend (client) namespace
-	ip netns exec "$NS_CL" socat TCP-LISTEN:"$2",bind="$1",fork,reuseaddr SYSTEM:'echo hi' 2>/dev/null &
-	LPID=$!
-	disown $LPID
-	EXTRA_PIDS="$EXTRA_PIDS $LPID"
-	local i
-	for i in $(seq 50); do
-		clx bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-field() { # field VIP BACKEND JQ-EXPR
-	ctl -j health "$1" | jq -r --arg b "$2" ".backends[] | select(.backend == \$b) | $3"
-}
-wait_state() { # wait_state VIP BACKEND STATE SECONDS
-	local end=$((SECONDS + $4))
-	while [ $SECONDS -le $end ]; do
-		[ "$(field "$1" "$2" .state)" = "$3" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
+listen() { listen_tcp "$NS_CL" "$@"; } # checks reach the backend (client) namespace
 # Sum over CPUs of element KEY of the map NAME used by program ID.
 prog_map_sum() { # prog_map_sum PROG_ID MAP_NAME KEY
 	local m

@@ -161,6 +161,36 @@ kill9_daemon() {
 	DPID=
 }
 
+# listen_tcp NS ADDR PORT: a TCP listener answering "hi" in NS (pid in LPID,
+# killed on exit through EXTRA_PIDS); waits until it accepts.
+listen_tcp() {
+	ip netns exec "$1" socat TCP-LISTEN:"$3",bind="$2",fork,reuseaddr SYSTEM:'echo hi' 2>/dev/null &
+	LPID=$!
+	disown $LPID
+	EXTRA_PIDS="${EXTRA_PIDS:-} $LPID"
+	local i
+	for i in $(seq 50); do
+		ip netns exec "$1" bash -c "exec 3<>/dev/tcp/$2/$3" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# field VIP BACKEND JQ-EXPR: a backend's field in `maglevctl -j health VIP`.
+field() {
+	ctl -j health "$1" | jq -r --arg b "$2" ".backends[] | select(.backend == \$b) | $3"
+}
+
+# wait_state VIP BACKEND STATE SECONDS: until the backend's health state is STATE.
+wait_state() {
+	local end=$((SECONDS + $4))
+	while [ $SECONDS -le $end ]; do
+		[ "$(field "$1" "$2" .state)" = "$3" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # pktio ARGS...: flows from the client namespace; JSON summary on stdout.
 pktio() {
 	clx python3 "$PKTIO" --ifname c0 --src 203.0.113.2 "$@"
