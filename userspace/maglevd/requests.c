@@ -548,26 +548,35 @@ static json_object *do_vip_show(struct daemon *d, json_object *req, struct req_e
 	return o;
 }
 
-static json_object *do_backend_list(struct daemon *d, json_object *req, struct req_err *e)
+/* One object per backend of every VIP (or of only), in VIP id order. */
+static json_object *backends_array(struct daemon *d, const struct vip *only,
+				   json_object *(*one)(struct daemon *, const struct vip *,
+						       const struct be *))
 {
-	static const char *const keys[] = {"vip", NULL};
-	const struct vip *only;
-	json_object *o, *arr;
+	json_object *arr = json_object_new_array();
 	uint32_t i, j;
 
-	if (check_keys(req, keys, e) || opt_vip(d, req, &only, e))
-		return NULL;
-	o = ok_reply();
-	arr = json_object_new_array();
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		const struct vip *v = d->reg->vips[i];
 
 		if (!v || (only && v != only))
 			continue;
 		for (j = 0; j < v->nbe; j++)
-			json_object_array_add(arr, be_json(d, v, &v->bes[j]));
+			json_object_array_add(arr, one(d, v, &v->bes[j]));
 	}
-	json_object_object_add(o, "backends", arr);
+	return arr;
+}
+
+static json_object *do_backend_list(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", NULL};
+	const struct vip *only;
+	json_object *o;
+
+	if (check_keys(req, keys, e) || opt_vip(d, req, &only, e))
+		return NULL;
+	o = ok_reply();
+	json_object_object_add(o, "backends", backends_array(d, only, be_json));
 	return o;
 }
 
@@ -669,37 +678,30 @@ static json_object *do_stats(struct daemon *d, json_object *req, struct req_err 
 	return o;
 }
 
+static json_object *be_health_json(struct daemon *d, const struct vip *v, const struct be *b)
+{
+	json_object *bo = json_object_new_object();
+	char name[CTL_ADDR_STRLEN];
+
+	ctl_format_vip(&v->key, name, sizeof(name));
+	json_object_object_add(bo, "vip", json_object_new_string(name));
+	ctl_format_addr(&b->addr, name, sizeof(name));
+	json_object_object_add(bo, "backend", json_object_new_string(name));
+	json_object_object_add(bo, "state", json_object_new_string(be_state(b)));
+	health_json(d, v, b, bo);
+	return bo;
+}
+
 static json_object *do_health(struct daemon *d, json_object *req, struct req_err *e)
 {
 	static const char *const keys[] = {"vip", NULL};
 	const struct vip *only;
-	json_object *o, *arr;
-	uint32_t i, j;
+	json_object *o;
 
 	if (check_keys(req, keys, e) || opt_vip(d, req, &only, e))
 		return NULL;
 	o = ok_reply();
-	arr = json_object_new_array();
-	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
-		const struct vip *v = d->reg->vips[i];
-
-		if (!v || (only && v != only))
-			continue;
-		for (j = 0; j < v->nbe; j++) {
-			json_object *bo = json_object_new_object();
-			char name[CTL_ADDR_STRLEN];
-
-			ctl_format_vip(&v->key, name, sizeof(name));
-			json_object_object_add(bo, "vip", json_object_new_string(name));
-			ctl_format_addr(&v->bes[j].addr, name, sizeof(name));
-			json_object_object_add(bo, "backend", json_object_new_string(name));
-			json_object_object_add(bo, "state",
-					       json_object_new_string(be_state(&v->bes[j])));
-			health_json(d, v, &v->bes[j], bo);
-			json_object_array_add(arr, bo);
-		}
-	}
-	json_object_object_add(o, "backends", arr);
+	json_object_object_add(o, "backends", backends_array(d, only, be_health_json));
 	return o;
 }
 
