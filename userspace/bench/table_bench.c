@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 #include "maglev_table.h"
 #include "maglev_table_naive.h"
+#include "bench_clock.h"
 
 #define M MAGLEV_M_DEFAULT
 
@@ -44,14 +45,6 @@ static void fleet(struct maglev_backend_spec *be, size_t n, size_t first)
 			be[i].port = 8000 + h / 254;
 		}
 	}
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static int dbl_cmp(const void *a, const void *b)

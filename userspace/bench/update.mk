@@ -3,6 +3,6 @@
 ALL_TARGETS += $(BUILD)/bench/update_bench
 BENCHES += $(BUILD)/bench/update_bench
 
-$(BUILD)/bench/update_bench: userspace/bench/update_bench.c $(BUILD)/libmaglev.a | $(BUILD)/maglevd
+$(BUILD)/bench/update_bench: userspace/bench/update_bench.c userspace/bench/bench_clock.h $(BUILD)/libmaglev.a | $(BUILD)/maglevd
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libmaglev.a -lbpf -lelf -lz -ljson-c

@@ -28,6 +28,7 @@
 
 #include "ctl_proto.h"
 #include "datapath.h"
+#include "bench_clock.h"
 
 #define N_BACKENDS 1000
 #define ROUNDS	   200
@@ -36,14 +37,6 @@
 static char tdir[256], pin[256], sock[PATH_MAX];
 static pid_t daemon_pid;
 static uint32_t table[MAGLEV_TABLE_SIZE];
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void cleanup(void)
 {

@@ -2,7 +2,8 @@
 ALL_TARGETS += $(BUILD)/bench/xdp_bench
 BENCHES += $(BUILD)/bench/xdp_bench
 
-$(BUILD)/bench/xdp_bench: userspace/bench/xdp_bench.c selftests/xdp/pkt.h $(BUILD)/libmaglev.a \
+$(BUILD)/bench/xdp_bench: userspace/bench/xdp_bench.c selftests/xdp/pkt.h bpf/maglev_bench.h \
+		userspace/bench/bench_clock.h $(BUILD)/libmaglev.a \
 		$(BUILD)/maglev_bench.skel.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Iselftests/xdp -o $@ $< $(BUILD)/libmaglev.a -lbpf -lelf -lz -ljson-c
+	$(CC) $(CFLAGS) -Iselftests/xdp -Ibpf -o $@ $< $(BUILD)/libmaglev.a -lbpf -lelf -lz -ljson-c

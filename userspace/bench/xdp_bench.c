@@ -24,9 +24,13 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <json-c/json.h>
+#include <sys/mman.h>
+#include "bench_clock.h"
 #include "datapath.h"
+#include "maglev_conn.h"
 #include "maglev_hash.h"
 #include "maglev_table.h"
+#include "maglev_bench.h"
 #include "maglev_bench.skel.h"
 #include "pkt.h"
 
@@ -207,6 +211,26 @@ static void frame_for(uint8_t *b, const struct flow *f, uint8_t flags)
 	build_client(b, f, &co);
 }
 
+/* Every slot of the floor program's flow table holds the v4 client flow,
+ * so it matches wherever the program's hash lands.
+ */
+static int floor_flows(struct ctx *c)
+{
+	struct maglev_bench_flow bf = {.backend = htonl(0xc6336401)}; /* 198.51.100.1 */
+	int fd = bpf_map__fd(c->wrap->maps.maglev_bench_flows);
+	struct flow f;
+	uint32_t i;
+
+	client_flow(&f, P_AF4);
+	memcpy(&bf.saddr, f.src, 4);
+	memcpy(&bf.daddr, f.dst, 4);
+	bf.ports = htons(f.sport) | (uint32_t)htons(f.dport) << 16;
+	for (i = 0; i < MAGLEV_BENCH_FLOWS; i++)
+		if (bpf_map_update_elem(fd, &i, &bf, BPF_ANY))
+			return -errno;
+	return 0;
+}
+
 static int setup(struct ctx *c, char *err, size_t errlen)
 {
 	struct maglev_dp_opts o = {.pin_dir = "", .conn_table_size = conn_size};
@@ -283,7 +307,46 @@ static int setup(struct ctx *c, char *err, size_t errlen)
 		return -errno;
 	}
 	c->noop_fd = bpf_program__fd(c->wrap->progs.maglev_bench_noop);
-	return 0;
+	return floor_flows(c);
+}
+
+/*
+ * Reference for the new-flow cases: ns per dependent load at random cache
+ * lines of a buffer as large as the connection table, mapped with 4 KiB
+ * pages like the kernel's vmalloc'ed map (a cache and TLB miss per load once
+ * the buffer outgrows them). One such miss is the least a new flow into a
+ * large table pays: its bucket must be read. 0 if the buffer cannot be had.
+ */
+static size_t conn_table_bytes(void)
+{
+	return (size_t)(conn_size / MAGLEV_CONN_WAYS) * sizeof(struct maglev_conn_bucket);
+}
+
+static double mem_dependent_load_ns(void)
+{
+	size_t lines = conn_table_bytes() / 64, i, j, p = 0, loads = 4000000;
+	uint64_t x = 0x9e3779b97f4a7c15ULL, t0;
+	uint64_t *buf;
+
+	buf = mmap(NULL, lines * 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return 0;
+	madvise(buf, lines * 64, MADV_NOHUGEPAGE);
+	/* Sattolo's shuffle: one cycle through every line. */
+	for (i = 0; i < lines; i++)
+		buf[i * 8] = i;
+	for (i = lines - 1; i > 0; i--) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		j = x % i;
+		p = buf[i * 8], buf[i * 8] = buf[j * 8], buf[j * 8] = p;
+	}
+	p = 0;
+	t0 = now_ns();
+	for (i = 0; i < loads; i++)
+		p = buf[p * 8];
+	t0 = now_ns() - t0;
+	munmap(buf, lines * 64);
+	return p < lines ? (double)t0 / loads : 0;
 }
 
 static uint32_t verified_insns(int fd)
@@ -331,7 +394,7 @@ int main(int argc, char **argv)
 	struct flow f4, f6;
 	uint8_t fr[FRAME];
 	char err[256] = "";
-	double base, ns;
+	double base, ns, mem_ns;
 	uint64_t skips = 0, limited_skips = 0;
 	int n = 0, i, wrap_fd, ret;
 
@@ -381,6 +444,11 @@ int main(int argc, char **argv)
 	set_target(&c, bpf_program__fd(c.wrap->progs.maglev_bench_adjust));
 	RUN("xdp_ns_adjust_floor", "adjust_head(-20) only (encapsulation floor)", wrap_fd, XDP_TX,
 	    REPEAT, 0, .reason = -1, .ctr = -1, .ctr2 = -1);
+	set_target(&c, bpf_program__fd(c.wrap->progs.maglev_bench_floor));
+	frame_for(fr, &f4, 0x10);
+	set_packet(&c, fr, 0);
+	RUN("xdp_ns_forwarder_floor", "minimal IPv4 forwarder (floor, see maglev_bench.bpf.c)",
+	    wrap_fd, XDP_TX, REPEAT, 0, .reason = -1, .ctr = -1, .ctr2 = -1);
 	set_target(&c, c.lb_fd);
 
 	/* Established: a warm-up pass creates the entry, then every
@@ -494,6 +562,7 @@ int main(int argc, char **argv)
 		    REPEAT, 0, .reason = MAGLEV_REASON_PASS_NOT_VIP, .ctr = -1, .ctr2 = -1);
 	}
 
+	mem_ns = mem_dependent_load_ns();
 	printf("XDP balancer, BPF_PROG_TEST_RUN repeat=%d x %d rounds (median; new flow: %d x %d\n"
 	       "into an emptied table), %d-byte frames, %d backends, connection table for %u\n"
 	       "flows.\n"
@@ -532,6 +601,11 @@ int main(int argc, char **argv)
 	if (find(res, n, "xdp_ns_newsource_limited_v4") > 0)
 		printf("new-flow limit: %llu of %d inserts skipped in the limited run\n",
 		       (unsigned long long)limited_skips, REPEAT * ROUNDS);
+	printf("memory: one dependent load at random in a buffer the size of the connection\n"
+	       "table (%zu MB, 4 KiB pages) costs %.1f ns here\n",
+	       conn_table_bytes() >> 20, mem_ns);
+	json_object_object_add(js, "mem_ns_dependent_load_conn_table",
+			       json_object_new_double(mem_ns));
 	json_object_object_add(js, "xdp_verified_insns",
 			       json_object_new_int64(verified_insns(c.lb_fd)));
 	if (json_object_to_file_ext(argv[1], js, JSON_C_TO_STRING_PLAIN)) {
