@@ -12,6 +12,16 @@ $(KMOD_TEST_DIR)/%: selftests/kmod/%.c $(KMOD_TEST_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $< userspace/lib/slowpath_nl.c -lmnl -lpthread
 
+# The netlink fuzzer is one program of several files (selftests/kmod/nl_fuzz/,
+# the tests in kmod_nl_fuzz.c there): all of them compiled together, rebuilt
+# when any of its sources or headers changes.
+KMOD_NL_FUZZ_SRCS := $(wildcard selftests/kmod/nl_fuzz/*.c)
+KMOD_NL_FUZZ_HDRS := $(wildcard selftests/kmod/nl_fuzz/*.h)
+$(KMOD_TEST_DIR)/kmod_nl_fuzz: $(KMOD_NL_FUZZ_SRCS) $(KMOD_NL_FUZZ_HDRS) $(KMOD_TEST_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(SELFTEST_CFLAGS) -Iselftests/kmod -o $@ $(KMOD_NL_FUZZ_SRCS) \
+		userspace/lib/slowpath_nl.c -lmnl -lpthread
+
 # Module against XDP program: uses the XDP tests' fixture and the datapath
 # library (libmaglev.a, which also holds slowpath_nl.o).
 $(KMOD_TEST_DIR)/kmod_xdp_diff: selftests/kmod/kmod_xdp_diff.c $(KMOD_TEST_DEPS) \
