@@ -208,8 +208,8 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 		d.encap = e->encap;
 		d.gue_port = e->gue_port;
 		/* Recently used: written only when it changes. */
-		if (!b->ref[way & (MAGLEV_CONN_WAYS - 1)])
-			b->ref[way & (MAGLEV_CONN_WAYS - 1)] = 1;
+		if (b->ref[way & (MAGLEV_CONN_WAYS - 1)] != MAGLEV_CONN_REF_USED)
+			b->ref[way & (MAGLEV_CONN_WAYS - 1)] = MAGLEV_CONN_REF_USED;
 		maglev_count(MAGLEV_CTR_CONN_HIT);
 	} else {
 		if (e && e->vip_gen == gen) {

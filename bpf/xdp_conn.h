@@ -45,10 +45,14 @@ static __always_inline struct maglev_conn_bucket *maglev_conn_find(const struct 
 }
 
 /* Way for a new flow: an empty one, else the first whose flow has sent
- * nothing since it was written or since the reference bits were last cleared
- * (not recently used), else, every way in use, clear the bits and take the
- * way the tag names. Clearing only then keeps a flow that is sending safe
- * from any number of one-packet flows passing through its bucket.
+ * nothing since it was written (one-packet flows: scans, floods, SYNs not
+ * yet answered), else the first not used since the reference bits were last
+ * cleared (not recently used), else, every way in recent use, clear the
+ * recent bits and take the way the tag names. Clearing only then keeps a
+ * flow that is sending safe from any number of one-packet flows passing
+ * through its bucket; and when four sending flows fill a bucket, the new
+ * flow that had to evict one of them is the first to go again, so one
+ * flood loses the bucket one flow, not all.
  */
 static __always_inline __u32 maglev_conn_victim(struct maglev_conn_bucket *b, __u32 tag)
 {
@@ -62,7 +66,11 @@ static __always_inline __u32 maglev_conn_victim(struct maglev_conn_bucket *b, __
 	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
 		if (!b->ref[i])
 			return i;
-	*(maglev_conn_word *)b->ref = 0;
+#pragma unroll
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
+		if (!(b->ref[i] & MAGLEV_CONN_REF_RECENT))
+			return i;
+	*(maglev_conn_word *)b->ref &= ~(MAGLEV_CONN_REF_RECENT * 0x01010101U);
 	return tag & (MAGLEV_CONN_WAYS - 1);
 }
 

@@ -9,8 +9,9 @@
  * array access that the verifier inlines: no helper call, no kernel
  * function, no lock. A flow lives in bucket (hash & mask); its way is found
  * by a 32-bit tag and then the full key. Replacement within the bucket is
- * "not recently used" over reference bits: an empty way first, else the
- * first way not used since the bits were last cleared (bpf/xdp_conn.h).
+ * "not recently used" over two reference bits per way: an empty way first,
+ * else a flow never used since it was written, else one not used since the
+ * bits were last cleared (bpf/xdp_conn.h).
  *
  * The table is shared by all CPUs without locks. Two CPUs writing the same
  * way at once (two new flows in one bucket in the same instant) could leave
@@ -40,9 +41,16 @@ struct maglev_conn_slot {
 	__u32 check; /* maglev_conn_check() */
 };
 
+/* Reference bits of a way: used since the bits were last cleared, and used
+ * at all since the flow was written (0: a flow that has sent one packet).
+ */
+#define MAGLEV_CONN_REF_RECENT 0x01
+#define MAGLEV_CONN_REF_SEEN   0x02
+#define MAGLEV_CONN_REF_USED   (MAGLEV_CONN_REF_RECENT | MAGLEV_CONN_REF_SEEN)
+
 struct maglev_conn_bucket {
 	__u32 tag[MAGLEV_CONN_WAYS]; /* 0: empty way */
-	__u8 ref[MAGLEV_CONN_WAYS];  /* used since the bits were last cleared */
+	__u8 ref[MAGLEV_CONN_WAYS];  /* MAGLEV_CONN_REF_* */
 	__u32 pad;
 	struct maglev_conn_slot slot[MAGLEV_CONN_WAYS];
 };

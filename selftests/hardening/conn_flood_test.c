@@ -22,9 +22,13 @@
  *
  *  - unlimited: every new flow is inserted (conn_insert), the table ends up
  *    full, the flood evicts itself (conn_evict) and no established flow
- *    loses its entry (not-recently-used replacement);
+ *    loses its entry (not-recently-used replacement), but in a bucket that
+ *    four or more established flows share (with 512 flows in 4,096 buckets,
+ *    in about one run of 25): five flows that keep sending cannot all be
+ *    kept in four ways;
  *  - new_flow_limit: inserts above the limit are skipped and counted
- *    (conn_insert_skip), and no established flow loses its backend.
+ *    (conn_insert_skip), and no established flow loses its backend (but in
+ *    such a crowded bucket).
  */
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +77,55 @@ FIXTURE(flood)
 static int sent_to(FIXTURE_DATA(flood) * self, const struct flow *f, uint8_t flags)
 {
 	return backend_sent_to(self->prog, f, flags, (const uint8_t(*)[16])self->be, NBE);
+}
+
+/* Connection-table bucket of a flow, from the table's own seed and mask. */
+static uint32_t bucket_of(FIXTURE_DATA(flood) * self, const struct flow *f)
+{
+	struct maglev_conn_params p;
+	struct maglev_flow_key k;
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(maglev_dp_map_fd(self->dp, "maglev_connkey"), &zero, &p))
+		return UINT32_MAX;
+	flow_key(&k, f);
+	return (uint32_t)maglev_conn_hash(&k, p.seed) & p.mask;
+}
+
+/* Established flows that may lose their entry: those in a bucket that at
+ * least as many established flows share as it has ways (the flood's flows
+ * then compete with four flows that keep sending). -1 if a flow lost its
+ * entry anywhere else.
+ */
+static int crowded_losses(struct __test_metadata *_metadata, FIXTURE_DATA(flood) * self,
+			  int *crowded)
+{
+	static uint16_t n[CONN_SIZE / MAGLEV_CONN_WAYS];
+	uint32_t b[NEST];
+	int i, allowed = 0;
+
+	memset(n, 0, sizeof(n));
+	for (i = 0; i < NEST; i++) {
+		b[i] = bucket_of(self, &self->est[i]);
+		if (b[i] >= CONN_SIZE / MAGLEV_CONN_WAYS)
+			return -1;
+		n[b[i]]++;
+	}
+	*crowded = 0;
+	for (i = 0; i < CONN_SIZE / MAGLEV_CONN_WAYS; i++) {
+		if (n[i] >= MAGLEV_CONN_WAYS) {
+			(*crowded)++;
+			allowed += n[i];
+		}
+	}
+	for (i = 0; i < NEST; i++)
+		if (self->est_lost[i] && n[b[i]] < MAGLEV_CONN_WAYS) {
+			TH_LOG("established flow %d lost its entry in bucket %u, which holds %u "
+			       "established flows",
+			       i, b[i], n[b[i]]);
+			return -1;
+		}
+	return allowed;
 }
 
 static uint32_t slot_of(const struct flow *f)
@@ -386,7 +439,7 @@ TEST_F_TIMEOUT(flood, unlimited, 120)
 	uint64_t d[MAGLEV_CTR_MAX];
 	long held0, held;
 	double secs;
-	int i, kept = 0;
+	int i, kept = 0, allowed, crowded = 0;
 
 	held0 = occupancy(self);
 	ASSERT_EQ(NEST, held0);
@@ -416,14 +469,20 @@ TEST_F_TIMEOUT(flood, unlimited, 120)
 	     "current pick, none elsewhere)",
 	     kept, NEST, (unsigned long long)self->est_kept_pkts,
 	     (unsigned long long)self->est_moved_pkts);
-	ASSERT_EQ(NEST, kept);
+	allowed = crowded_losses(_metadata, self, &crowded);
+	ASSERT_LE(0, allowed);
+	note("unlimited: %d bucket(s) held %d or more established flows (%d flows that may be "
+	     "evicted)",
+	     crowded, MAGLEV_CONN_WAYS, allowed);
+	ASSERT_LE(NEST - allowed, kept);
 	sample_new_flows(_metadata, self);
 }
 
 /*
  * new_flow_limit: beyond the limit the flood is forwarded by the pick but
  * not recorded, and counted (conn_insert_skip); the table keeps its room
- * and established flows keep their backends.
+ * and established flows keep their backends (but in a crowded bucket, as
+ * above).
  */
 TEST_F_TIMEOUT(flood, new_flow_limit, 120)
 {
@@ -433,7 +492,7 @@ TEST_F_TIMEOUT(flood, new_flow_limit, 120)
 	struct maglev_config cfg;
 	uint64_t d[MAGLEV_CTR_MAX];
 	double t0, secs, wall;
-	int i, kept = 0;
+	int i, kept = 0, allowed, crowded = 0;
 	long held;
 
 	ASSERT_EQ(0, maglev_dp_get_config(self->dp, &cfg));
@@ -467,7 +526,13 @@ TEST_F_TIMEOUT(flood, new_flow_limit, 120)
 	/* Extra misses: only established flows that lost their entry. */
 	ASSERT_LE(n + (uint64_t)(NEST - kept), d[MAGLEV_CTR_CONN_MISS]);
 	ASSERT_GE(n + self->est_moved_pkts, d[MAGLEV_CTR_CONN_MISS]);
-	ASSERT_EQ(NEST, kept);
+	/* An insert within the limit can still land in a crowded bucket. */
+	allowed = crowded_losses(_metadata, self, &crowded);
+	ASSERT_LE(0, allowed);
+	note("new_flow_limit: %d bucket(s) held %d or more established flows (%d flows that may "
+	     "be evicted)",
+	     crowded, MAGLEV_CONN_WAYS, allowed);
+	ASSERT_LE(NEST - allowed, kept);
 	ASSERT_GE(NEST + d[MAGLEV_CTR_CONN_INSERT], held);
 	ASSERT_GT(CONN_SIZE / 2, held);
 	sample_new_flows(_metadata, self);

@@ -527,6 +527,16 @@ static int same_bucket(struct maglev_dp *dp, const struct flow *base, struct flo
 	return -1;
 }
 
+/* The flow has an entry in the connection table. */
+static int conn_held(struct maglev_dp *dp, const struct flow *f)
+{
+	struct maglev_flow_key k;
+	struct maglev_conn c;
+
+	flow_key(&k, f);
+	return maglev_dp_conn_lookup(dp, &k, &c) == 0;
+}
+
 /*
  * A full bucket replaces by second chance: the new flow takes the first way
  * whose flow saw no packet since it was written (or since the last scan);
@@ -559,6 +569,37 @@ TEST_F(conn, bucket_full_replaces_unreferenced_flow)
 	ASSERT_EQ(3, sent_to(self, &f[0], ACK));
 	ASSERT_EQ(3, sent_to(self, &f[3], ACK));
 	ASSERT_EQ(5, sent_to(self, &f[2], ACK));
+}
+
+/*
+ * Four flows that keep sending fill a bucket: a new flow has to evict one of
+ * them, but the next new flow evicts that newcomer (it has sent one packet),
+ * not another of the four. Before, the first eviction also cleared every
+ * reference bit and the next new flow took a sending flow's way.
+ */
+TEST_F(conn, crowded_bucket_loses_one_flow_not_all)
+{
+	struct flow f[MAGLEV_CONN_WAYS + 2];
+	int i, held[MAGLEV_CONN_WAYS + 2], n;
+
+	ASSERT_EQ(0, same_bucket(self->dp, &self->f4, f, MAGLEV_CONN_WAYS + 2));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++) {
+		ASSERT_EQ(3, sent_to(self, &f[i], SYN));
+		ASSERT_EQ(3, sent_to(self, &f[i], ACK));
+	}
+	ASSERT_EQ(3, sent_to(self, &f[MAGLEV_CONN_WAYS], SYN));
+	for (i = n = 0; i < MAGLEV_CONN_WAYS + 1; i++) {
+		held[i] = conn_held(self->dp, &f[i]);
+		n += held[i];
+	}
+	ASSERT_EQ(MAGLEV_CONN_WAYS, n);
+	ASSERT_TRUE(held[MAGLEV_CONN_WAYS]);
+	ASSERT_EQ(3, sent_to(self, &f[MAGLEV_CONN_WAYS + 1], SYN));
+	ASSERT_FALSE(conn_held(self->dp, &f[MAGLEV_CONN_WAYS]));
+	ASSERT_TRUE(conn_held(self->dp, &f[MAGLEV_CONN_WAYS + 1]));
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
+		ASSERT_EQ(held[i], conn_held(self->dp, &f[i]));
 }
 
 /*
