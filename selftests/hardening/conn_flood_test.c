@@ -98,11 +98,11 @@ static uint32_t bucket_of(FIXTURE_DATA(flood) * self, const struct flow *f)
  * entry anywhere else.
  */
 static int crowded_losses(struct __test_metadata *_metadata, FIXTURE_DATA(flood) * self,
-			  int *crowded)
+			  const char *test)
 {
 	static uint16_t n[CONN_SIZE / MAGLEV_CONN_WAYS];
+	int i, allowed = 0, crowded = 0;
 	uint32_t b[NEST];
-	int i, allowed = 0;
 
 	memset(n, 0, sizeof(n));
 	for (i = 0; i < NEST; i++) {
@@ -111,13 +111,14 @@ static int crowded_losses(struct __test_metadata *_metadata, FIXTURE_DATA(flood)
 			return -1;
 		n[b[i]]++;
 	}
-	*crowded = 0;
 	for (i = 0; i < CONN_SIZE / MAGLEV_CONN_WAYS; i++) {
 		if (n[i] >= MAGLEV_CONN_WAYS) {
-			(*crowded)++;
+			crowded++;
 			allowed += n[i];
 		}
 	}
+	note("%s: %d bucket(s) held %d or more established flows (%d flows that may be evicted)",
+	     test, crowded, MAGLEV_CONN_WAYS, allowed);
 	for (i = 0; i < NEST; i++)
 		if (self->est_lost[i] && n[b[i]] < MAGLEV_CONN_WAYS) {
 			TH_LOG("established flow %d lost its entry in bucket %u, which holds %u "
@@ -439,7 +440,7 @@ TEST_F_TIMEOUT(flood, unlimited, 120)
 	uint64_t d[MAGLEV_CTR_MAX];
 	long held0, held;
 	double secs;
-	int i, kept = 0, allowed, crowded = 0;
+	int i, kept = 0, allowed;
 
 	held0 = occupancy(self);
 	ASSERT_EQ(NEST, held0);
@@ -469,11 +470,8 @@ TEST_F_TIMEOUT(flood, unlimited, 120)
 	     "current pick, none elsewhere)",
 	     kept, NEST, (unsigned long long)self->est_kept_pkts,
 	     (unsigned long long)self->est_moved_pkts);
-	allowed = crowded_losses(_metadata, self, &crowded);
+	allowed = crowded_losses(_metadata, self, "unlimited");
 	ASSERT_LE(0, allowed);
-	note("unlimited: %d bucket(s) held %d or more established flows (%d flows that may be "
-	     "evicted)",
-	     crowded, MAGLEV_CONN_WAYS, allowed);
 	ASSERT_LE(NEST - allowed, kept);
 	sample_new_flows(_metadata, self);
 }
@@ -492,7 +490,7 @@ TEST_F_TIMEOUT(flood, new_flow_limit, 120)
 	struct maglev_config cfg;
 	uint64_t d[MAGLEV_CTR_MAX];
 	double t0, secs, wall;
-	int i, kept = 0, allowed, crowded = 0;
+	int i, kept = 0, allowed;
 	long held;
 
 	ASSERT_EQ(0, maglev_dp_get_config(self->dp, &cfg));
@@ -527,11 +525,8 @@ TEST_F_TIMEOUT(flood, new_flow_limit, 120)
 	ASSERT_LE(n + (uint64_t)(NEST - kept), d[MAGLEV_CTR_CONN_MISS]);
 	ASSERT_GE(n + self->est_moved_pkts, d[MAGLEV_CTR_CONN_MISS]);
 	/* An insert within the limit can still land in a crowded bucket. */
-	allowed = crowded_losses(_metadata, self, &crowded);
+	allowed = crowded_losses(_metadata, self, "new_flow_limit");
 	ASSERT_LE(0, allowed);
-	note("new_flow_limit: %d bucket(s) held %d or more established flows (%d flows that may "
-	     "be evicted)",
-	     crowded, MAGLEV_CONN_WAYS, allowed);
 	ASSERT_LE(NEST - allowed, kept);
 	ASSERT_GE(NEST + d[MAGLEV_CTR_CONN_INSERT], held);
 	ASSERT_GT(CONN_SIZE / 2, held);
