@@ -548,14 +548,21 @@ static json_object *do_vip_show(struct daemon *d, json_object *req, struct req_e
 	return o;
 }
 
-/* One object per backend of every VIP (or of only), in VIP id order. */
-static json_object *backends_array(struct daemon *d, const struct vip *only,
+/* A reply whose "backends" holds one object per backend of every VIP (or
+ * of the one the request's optional "vip" names), in VIP id order.
+ */
+static json_object *backends_reply(struct daemon *d, json_object *req, struct req_err *e,
 				   json_object *(*one)(struct daemon *, const struct vip *,
 						       const struct be *))
 {
-	json_object *arr = json_object_new_array();
+	static const char *const keys[] = {"vip", NULL};
+	const struct vip *only;
+	json_object *o, *arr;
 	uint32_t i, j;
 
+	if (check_keys(req, keys, e) || opt_vip(d, req, &only, e))
+		return NULL;
+	arr = json_object_new_array();
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		const struct vip *v = d->reg->vips[i];
 
@@ -564,20 +571,14 @@ static json_object *backends_array(struct daemon *d, const struct vip *only,
 		for (j = 0; j < v->nbe; j++)
 			json_object_array_add(arr, one(d, v, &v->bes[j]));
 	}
-	return arr;
+	o = ok_reply();
+	json_object_object_add(o, "backends", arr);
+	return o;
 }
 
 static json_object *do_backend_list(struct daemon *d, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {"vip", NULL};
-	const struct vip *only;
-	json_object *o;
-
-	if (check_keys(req, keys, e) || opt_vip(d, req, &only, e))
-		return NULL;
-	o = ok_reply();
-	json_object_object_add(o, "backends", backends_array(d, only, be_json));
-	return o;
+	return backends_reply(d, req, e, be_json);
 }
 
 /* The kernel module's counters, or null when it is not loaded. */
@@ -694,15 +695,7 @@ static json_object *be_health_json(struct daemon *d, const struct vip *v, const 
 
 static json_object *do_health(struct daemon *d, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {"vip", NULL};
-	const struct vip *only;
-	json_object *o;
-
-	if (check_keys(req, keys, e) || opt_vip(d, req, &only, e))
-		return NULL;
-	o = ok_reply();
-	json_object_object_add(o, "backends", backends_array(d, only, be_health_json));
-	return o;
+	return backends_reply(d, req, e, be_health_json);
 }
 
 static uint32_t live_table[MAGLEV_TABLE_SIZE];
