@@ -79,19 +79,6 @@ static int sent_to(FIXTURE_DATA(flood) * self, const struct flow *f, uint8_t fla
 	return backend_sent_to(self->prog, f, flags, (const uint8_t(*)[16])self->be, NBE);
 }
 
-/* Connection-table bucket of a flow, from the table's own seed and mask. */
-static uint32_t bucket_of(FIXTURE_DATA(flood) * self, const struct flow *f)
-{
-	struct maglev_conn_params p;
-	struct maglev_flow_key k;
-	uint32_t zero = 0;
-
-	if (bpf_map_lookup_elem(maglev_dp_map_fd(self->dp, "maglev_connkey"), &zero, &p))
-		return UINT32_MAX;
-	flow_key(&k, f);
-	return (uint32_t)maglev_conn_hash(&k, p.seed) & p.mask;
-}
-
 /* Established flows that may lose their entry: those in a bucket that at
  * least as many established flows share as it has ways (the flood's flows
  * then compete with four flows that keep sending). -1 if a flow lost its
@@ -106,7 +93,7 @@ static int crowded_losses(struct __test_metadata *_metadata, FIXTURE_DATA(flood)
 
 	memset(n, 0, sizeof(n));
 	for (i = 0; i < NEST; i++) {
-		b[i] = bucket_of(self, &self->est[i]);
+		b[i] = bucket_of(self->dp, &self->est[i]);
 		if (b[i] >= CONN_SIZE / MAGLEV_CONN_WAYS)
 			return -1;
 		n[b[i]]++;

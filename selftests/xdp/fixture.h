@@ -14,6 +14,7 @@
 #include <linux/bpf.h>
 #include "kselftest_harness.h"
 #include "datapath.h"
+#include "maglev_conn.h"
 #include "maglev_hash.h"
 #include "maglev_table.h"
 #include "pkt.h"
@@ -183,6 +184,21 @@ static inline void flow_key(struct maglev_flow_key *k, const struct flow *f)
 	k->dport = htons(f->dport);
 	k->proto = f->proto;
 	k->family = f->family;
+}
+
+/* Connection-table bucket of a flow, from the table's own seed and mask;
+ * UINT32_MAX if they cannot be read.
+ */
+static inline uint32_t bucket_of(struct maglev_dp *dp, const struct flow *f)
+{
+	struct maglev_conn_params p;
+	struct maglev_flow_key k;
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(maglev_dp_map_fd(dp, "maglev_connkey"), &zero, &p))
+		return UINT32_MAX;
+	flow_key(&k, f);
+	return (uint32_t)maglev_conn_hash(&k, p.seed) & p.mask;
 }
 
 /* Outer destination of an encapsulated frame (l2 bytes of MAC + tags). */

@@ -484,19 +484,6 @@ TEST_F(conn, conn_delete_repicks)
 	ASSERT_EQ(5, sent_to(self, &self->f6, ACK));
 }
 
-/* Bucket index of a flow, from the table's own seed and mask. */
-static uint32_t bucket_of(struct maglev_dp *dp, const struct flow *f)
-{
-	struct maglev_conn_params p;
-	struct maglev_flow_key k;
-	uint32_t zero = 0;
-
-	if (bpf_map_lookup_elem(maglev_dp_map_fd(dp, "maglev_connkey"), &zero, &p))
-		return UINT32_MAX;
-	flow_key(&k, f);
-	return (uint32_t)maglev_conn_hash(&k, p.seed) & p.mask;
-}
-
 /* n flows (source ports from 30000) that share one bucket. */
 static int same_bucket(struct maglev_dp *dp, const struct flow *base, struct flow *out, int n)
 {

@@ -310,6 +310,12 @@ static int setup(struct ctx *c, char *err, size_t errlen)
 	return floor_flows(c);
 }
 
+/* Bytes of the connection table the benchmark creates. */
+static size_t conn_table_bytes(void)
+{
+	return (size_t)(conn_size / MAGLEV_CONN_WAYS) * sizeof(struct maglev_conn_bucket);
+}
+
 /*
  * Reference for the new-flow cases: ns per dependent load at random cache
  * lines of a buffer as large as the connection table, mapped with 4 KiB
@@ -317,11 +323,6 @@ static int setup(struct ctx *c, char *err, size_t errlen)
  * the buffer outgrows them). One such miss is the least a new flow into a
  * large table pays: its bucket must be read. 0 if the buffer cannot be had.
  */
-static size_t conn_table_bytes(void)
-{
-	return (size_t)(conn_size / MAGLEV_CONN_WAYS) * sizeof(struct maglev_conn_bucket);
-}
-
 static double mem_dependent_load_ns(void)
 {
 	size_t lines = conn_table_bytes() / 64, i, j, p = 0, loads = 4000000;
