@@ -1,6 +1,8 @@
 # XDP balancer benchmark (make bench): ns/packet per path, see xdp_bench.c.
 ALL_TARGETS += $(BUILD)/bench/xdp_bench
 BENCHES += $(BUILD)/bench/xdp_bench
+# Side by side with a stripped balancer (stripped.patch): builds its own copy.
+BENCHES += userspace/bench/stripped_bench.sh
 
 $(BUILD)/bench/xdp_bench: userspace/bench/xdp_bench.c selftests/xdp/pkt.h bpf/maglev_bench.h \
 		userspace/bench/bench_clock.h $(BUILD)/libmaglev.a \
