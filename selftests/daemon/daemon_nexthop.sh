@@ -4,8 +4,9 @@
 # with an empty one (it has the gateway resolved, as at boot), waits a
 # bounded time for a gateway that is not up yet and names it when it never
 # answers, follows the gateway's MAC into the datapath config when it
-# changes (announced or not), takes the first nexthop of an ECMP default
-# route, and refuses a default route on an interface it does not attach to.
+# changes (announced or not), keeps it through reloads while the gateway
+# does not answer, takes the first nexthop of an ECMP default route, and
+# refuses a default route on an interface it does not attach to.
 . "$(dirname "$0")/lib.sh"
 
 setup_net || skip_all "cannot create namespaces/veth"
@@ -115,6 +116,34 @@ else
 	nok "announced gateway MAC change followed into the datapath config (still $(cfg_mac); neigh: $(gw_neigh))"
 fi
 check "the daemon is still serving" bash -c "$MAGLEVCTL status >/dev/null"
+
+# --- reloads while the gateway does not answer -------------------------------
+# The follower keeps the last MAC while the gateway is gone; a reload (here
+# one that only changes the log level) takes that MAC and is done at once,
+# not after waiting in the event loop for an answer and then refused.
+# reload_quick WHAT: SIGHUP, then the reload must be logged within 3 s.
+reload_quick() {
+	local n0 took
+	n0=$(grep -c "configuration reloaded" "$DLOG")
+	kill -HUP "$DPID"
+	if took=$(wait_for 3 bash -c "[ \$(grep -c 'configuration reloaded' $DLOG) -gt $n0 ]"); then
+		ok "reload $1: done in ${took} ms"
+	else
+		nok "reload $1: not done within 3 s; log: $(tail -3 "$DLOG" | tr '\n' ' ')"
+	fi
+	check "reload $1: the control socket answers within 1 s" bash -c "timeout 1 $MAGLEVCTL status >/dev/null"
+	check "reload $1: the datapath keeps the gateway's last MAC" mac_is $NEW2
+}
+clx ip link set c0 down
+lbx ip neigh del $GW dev lb0 2>/dev/null
+write_conf "log_level debug"
+reload_quick "with the gateway's neighbour entry gone and the gateway down"
+lbx ip route del default
+write_conf "log_level info"
+reload_quick "with no default route"
+check "no reload was refused" bash -c "! grep -q 'reload failed' $DLOG"
+lbx ip route replace default via $GW dev lb0
+clx ip link set c0 up
 stop_daemon
 
 # --- ECMP default route: the first nexthop ------------------------------------

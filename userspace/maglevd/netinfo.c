@@ -355,6 +355,38 @@ static bool nh_following(struct daemon *d)
 	return d->cfg.nexthop_auto && d->cfg.n_ifaces && d->dp;
 }
 
+static bool same_ifaces(const struct maglevd_config *a, const struct maglevd_config *b)
+{
+	int i;
+
+	if (a->n_ifaces != b->n_ifaces)
+		return false;
+	for (i = 0; i < a->n_ifaces; i++)
+		if (strcmp(a->ifaces[i], b->ifaces[i]))
+			return false;
+	return true;
+}
+
+/*
+ * A reload while maglevd already follows the gateway over the same
+ * interfaces: the follower keeps the datapath's MAC current, and keeps the
+ * last one while the gateway is gone, so the reload takes that MAC. Waiting
+ * up to NH_WAIT_MS for a gateway that does not answer would stall the
+ * control socket and the health checks and then refuse a reload that may
+ * only change the log level.
+ */
+static bool nh_keep_on_reload(struct daemon *d, const struct maglevd_config *cfg, uint8_t mac[6])
+{
+	static const uint8_t none[6];
+	struct maglev_config cur;
+
+	if (!nh.nl || !nh_following(d) || !same_ifaces(cfg, &d->cfg) ||
+	    maglev_dp_get_config(d->dp, &cur) || !memcmp(cur.nexthop_mac, none, 6))
+		return false;
+	memcpy(mac, cur.nexthop_mac, 6);
+	return true;
+}
+
 /* A new MAC for the followed gateway: into the datapath at once. */
 static void nh_apply(struct daemon *d, const uint8_t mac[6])
 {
@@ -591,7 +623,7 @@ int daemon_dp_config(struct daemon *d, const struct maglevd_config *cfg, struct 
 	mc->udp_idle_ns = cfg->udp_idle_ms * 1000000ULL;
 	if (!cfg->nexthop_auto) {
 		memcpy(mc->nexthop_mac, cfg->nexthop_mac, 6);
-	} else if (cfg->n_ifaces) {
+	} else if (cfg->n_ifaces && !nh_keep_on_reload(d, cfg, mc->nexthop_mac)) {
 		int r = resolve_nexthop(cfg, mc->nexthop_mac, err, errlen);
 
 		if (r)
