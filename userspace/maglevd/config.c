@@ -203,16 +203,11 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 		char *save = NULL, *tok;
 
 		for (tok = strtok_r(val, " \t,", &save); tok; tok = strtok_r(NULL, " \t,", &save)) {
-			int i;
-
 			if (strlen(tok) >= IF_NAMESIZE) {
 				snprintf(err, errlen, "interface name '%s' too long", tok);
 				return -EINVAL;
 			}
-			for (i = 0; i < cfg->n_ifaces; i++)
-				if (!strcmp(cfg->ifaces[i], tok))
-					break;
-			if (i < cfg->n_ifaces)
+			if (config_has_iface(cfg, tok))
 				continue;
 			if (cfg->n_ifaces == CFG_MAX_IFACES) {
 				snprintf(err, errlen, "more than %d interfaces", CFG_MAX_IFACES);
@@ -426,6 +421,16 @@ int config_parse(const char *text, size_t len, struct maglevd_config *cfg, char 
 		return -EINVAL;
 	}
 	return 0;
+}
+
+bool config_has_iface(const struct maglevd_config *cfg, const char *name)
+{
+	int i;
+
+	for (i = 0; i < cfg->n_ifaces; i++)
+		if (!strcmp(cfg->ifaces[i], name))
+			return true;
+	return false;
 }
 
 int config_load(const char *path, struct maglevd_config *cfg, char *err, size_t errlen)

@@ -67,6 +67,8 @@ void config_defaults(struct maglevd_config *cfg);
 int config_parse(const char *text, size_t len, struct maglevd_config *cfg, char *err,
 		 size_t errlen);
 int config_load(const char *path, struct maglevd_config *cfg, char *err, size_t errlen);
+/* name is one of cfg's interfaces. */
+bool config_has_iface(const struct maglevd_config *cfg, const char *name);
 
 const char *hc_type_name(enum hc_type t);
 int hc_type_parse(const char *s, enum hc_type *t);

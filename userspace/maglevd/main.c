@@ -164,16 +164,6 @@ static void adopt_health(struct daemon *d)
 	}
 }
 
-static bool has_iface(const struct maglevd_config *cfg, const char *name)
-{
-	int i;
-
-	for (i = 0; i < cfg->n_ifaces; i++)
-		if (!strcmp(cfg->ifaces[i], name))
-			return true;
-	return false;
-}
-
 /*
  * Attach to every interface of cfg. On failure, the interfaces this call
  * newly attached (not in old, the running configuration on a reload) are
@@ -207,7 +197,8 @@ static int attach_all(struct daemon *d, const struct maglevd_config *cfg,
 	while (r && old && i-- > 0) {
 		int ifindex = (int)if_nametoindex(cfg->ifaces[i]);
 
-		if (!has_iface(old, cfg->ifaces[i]) && ifindex && !maglev_dp_detach(d->dp, ifindex))
+		if (!config_has_iface(old, cfg->ifaces[i]) && ifindex &&
+		    !maglev_dp_detach(d->dp, ifindex))
 			log_info("detached from %s again", cfg->ifaces[i]);
 	}
 	return r;
@@ -219,7 +210,7 @@ static void reload(struct daemon *d)
 	struct maglev_config mc;
 	struct registry *next;
 	char err[400];
-	int i, j;
+	int i;
 
 	sd_notify(0, "RELOADING=1");
 	if (config_load(d->config_path, &nc, err, sizeof(err)))
@@ -241,10 +232,7 @@ static void reload(struct daemon *d)
 	if (attach_all(d, &nc, &d->cfg, err, sizeof(err)))
 		goto fail;
 	for (i = 0; i < d->cfg.n_ifaces; i++) {
-		for (j = 0; j < nc.n_ifaces; j++)
-			if (!strcmp(d->cfg.ifaces[i], nc.ifaces[j]))
-				break;
-		if (j == nc.n_ifaces) {
+		if (!config_has_iface(&nc, d->cfg.ifaces[i])) {
 			int ifindex = (int)if_nametoindex(d->cfg.ifaces[i]);
 
 			if (ifindex && !maglev_dp_detach(d->dp, ifindex))

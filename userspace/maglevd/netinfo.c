@@ -250,7 +250,7 @@ static int gw_lookup(const struct maglevd_config *cfg, struct gw_info *out, char
 {
 	static const int families[] = {AF_INET, AF_INET6};
 	char gws[INET6_ADDRSTRLEN], ifn[IF_NAMESIZE];
-	int i, k, r = -ENOENT;
+	int i, r = -ENOENT;
 
 	snprintf(err, errlen, "nexthop_mac auto: no default route with a gateway; set nexthop_mac");
 	for (i = 0; i < 2; i++) {
@@ -259,10 +259,7 @@ static int gw_lookup(const struct maglevd_config *cfg, struct gw_info *out, char
 		if (nl_dump(RTM_GETROUTE, gi.family, route_cb, &gi) || !gi.found)
 			continue;
 		gw_names(&gi, gws, ifn);
-		for (k = 0; k < cfg->n_ifaces; k++)
-			if (!strcmp(cfg->ifaces[k], ifn))
-				break;
-		if (k < cfg->n_ifaces) {
+		if (config_has_iface(cfg, ifn)) {
 			*out = gi;
 			return 0;
 		}
