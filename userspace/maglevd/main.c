@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "bpffs.h"
 #include "daemon.h"
 #include "log.h"
 #include "slowpath.h"
@@ -384,6 +385,9 @@ int main(int argc, char **argv)
 		log_err("loading the datapath: %s", err);
 		return 1;
 	}
+	if (maglev_dp_mounted_bpffs(d.dp))
+		log_info("no bpffs was mounted at " MAGLEV_BPFFS_ROOT ": mounted one for pin dir %s",
+			 d.cfg.pin_dir);
 	d.ctx.dp = d.dp;
 	d.ctx.cfg = &d.cfg;
 	if (daemon_dp_config(&d, &d.cfg, &mc, err, sizeof(err)) ||
