@@ -44,7 +44,7 @@ static void usage(FILE *f)
 		   "Runs in the foreground, logs to stderr, notifies systemd when ready.\n"
 		   "Signals: SIGTERM/SIGINT exit leaving the XDP program attached and\n"
 		   "forwarding; SIGHUP reloads the configuration file.\n"
-		   "Control it with maglevctl; see docs/operations.md.\n");
+		   "Control it with maglevctl(8); see maglevd(8) and maglevd.conf(5).\n");
 }
 
 uint64_t mono_ms(void)
