@@ -1,4 +1,5 @@
-# Packaging tests: the man pages lint clean and match the programs.
-TESTS += selftests/packaging/man_pages.sh
+# Packaging tests: the man pages lint clean and match the programs; make
+# install (and uninstall, dist) put and name every file where it belongs.
+TESTS += selftests/packaging/man_pages.sh selftests/packaging/install.sh
 # Nothing here runs the userspace under test in a way sanitizers would add to.
 SAN_SKIP += selftests/packaging/%
