@@ -27,6 +27,7 @@ expected="755 sbin/maglevd
 644 share/man/man8/maglevd.8
 644 share/man/man8/maglevctl.8
 644 share/man/man5/maglevd.conf.5
+644 share/bash-completion/completions/maglevctl
 644 share/doc/maglev-lb/operations.md
 644 share/doc/maglev-lb/examples/maglevd.conf.example"
 while read -r mode f; do
@@ -53,6 +54,11 @@ check "installed decap object is a BPF ELF" \
 check "man finds maglevd.conf(5) and maglevctl(8) in the installed tree" \
 	[ "$(man -M "$P/share/man" -w 5 maglevd.conf)" = "$P/share/man/man5/maglevd.conf.5" -a \
 	"$(man -M "$P/share/man" -w 8 maglevctl)" = "$P/share/man/man8/maglevctl.8" ]
+
+# bash-completion's loader looks in XDG_DATA_DIRS: the file is where it looks.
+check "bash-completion loads the installed maglevctl completion" \
+	env XDG_DATA_DIRS="$P/share" bash -c '. /usr/share/bash-completion/bash_completion &&
+		__load_completion maglevctl && [ "$(complete -p maglevctl)" = "complete -F _maglevctl maglevctl" ]'
 
 # exec_paths UNIT: the programs the unit runs.
 exec_paths() { sed -n 's/^Exec[A-Za-z]*=\([^ ]*\).*/\1/p' "$1" | sort -u | tr '\n' ' '; }

@@ -1,5 +1,7 @@
 # Packaging tests: the man pages lint clean and match the programs; make
-# install (and uninstall, dist) put and name every file where it belongs.
-TESTS += selftests/packaging/man_pages.sh selftests/packaging/install.sh
+# install (and uninstall, dist) put and name every file where it belongs;
+# the bash completion completes, the VIPs and backends from a real daemon.
+TESTS += selftests/packaging/man_pages.sh selftests/packaging/install.sh \
+	selftests/packaging/completion.sh
 # Nothing here runs the userspace under test in a way sanitizers would add to.
 SAN_SKIP += selftests/packaging/%
