@@ -31,8 +31,11 @@ INSTALL_FILES = \
 # The sources: the words in the tree (the destinations are absolute).
 INSTALL_SRCS = $(filter $(BUILD)/% docs/% userspace/%,$(INSTALL_FILES))
 
-.PHONY: install uninstall
-install: $(INSTALL_SRCS)
+.PHONY: install uninstall install-prereqs
+# What install needs built, and no more (packaging/debian/rules builds this).
+install-prereqs: $(INSTALL_SRCS)
+
+install: install-prereqs
 	@set -- $(INSTALL_FILES); while [ $$# -gt 0 ]; do \
 		echo "install $$1 -> $(DESTDIR)$$2"; \
 		install -D -m $$3 $$1 "$(DESTDIR)$$2" || exit 1; shift 3; \

@@ -16,9 +16,10 @@ $(BUILD)/maglevd-obj/main.o $(BUILD)/maglevd-obj/requests.o \
 	$(BUILD)/maglevctl-obj/main.o $(BUILD)/fuzz/ctl-obj/maglevd/requests.o: | $(VERSION_H)
 
 # make dist: build/maglev-lb-VERSION.tar.gz, the committed tree (HEAD) plus
-# a VERSION file, which scripts/version reads where there is no .git.
+# a VERSION file (HEAD's version, never -dirty), which scripts/version
+# reads where there is no .git.
 dist:
 	@mkdir -p $(BUILD)
-	@v=$$(scripts/version); \
+	@v=$$(scripts/version --head); \
 	git archive --prefix=maglev-lb-$$v/ --add-virtual-file=maglev-lb-$$v/VERSION:"$$v" \
 		-o $(BUILD)/maglev-lb-$$v.tar.gz HEAD && echo $(BUILD)/maglev-lb-$$v.tar.gz

@@ -85,9 +85,10 @@ check "make uninstall removes every installed file" [ -z "$left" ]
 tarball=$(mk dist 2>"$T/log" | tail -n1)
 if [ -f "$ROOT/$tarball" ] && tar -xzf "$ROOT/$tarball" -C "$T"; then
 	rm -f "$ROOT/$tarball"
-	X=$T/maglev-lb-$VER
-	check "make dist: the tarball's scripts/version says $VER without .git" \
-		[ ! -e "$X/.git" -a "$("$X/scripts/version")" = "$VER" ]
+	HEADVER=$("$ROOT/scripts/version" --head)
+	X=$T/maglev-lb-$HEADVER
+	check "make dist: the tarball's scripts/version says HEAD's version ($HEADVER) without .git" \
+		[ ! -e "$X/.git" -a "$("$X/scripts/version")" = "$HEADVER" ]
 	rm "$X/VERSION"
 	check "without .git or VERSION the version is 'unknown'" [ "$("$X/scripts/version")" = unknown ]
 else
