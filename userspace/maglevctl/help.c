@@ -23,7 +23,7 @@ void help_main(FILE *f)
 	      "  lookup VIP SRC:SPORT    which backend a client's flow goes to, and why\n"
 	      "  save                    print the configuration as maglevctl commands\n"
 	      "  restore [--no-flush] [FILE]  apply a saved configuration, all or nothing\n"
-	      "  status                  daemon status\n"
+	      "  status                  daemon version and status\n"
 	      "\n"
 	      "VIP:     192.0.2.10:80/tcp  [2001:db8::10]:443/tcp  192.0.2.10:53/udp\n"
 	      "         192.0.2.10:*/tcp (all ports; also --port-any)\n"
@@ -33,6 +33,7 @@ void help_main(FILE *f)
 	      "  -j, --json          JSON output\n"
 	      "  -s, --socket PATH   control socket (default $MAGLEV_SOCKET, else\n"
 	      "                      /run/maglev/maglevd.sock)\n"
+	      "  -V, --version       print maglevctl's version and exit\n"
 	      "  -h, --help          this help\n"
 	      "\n"
 	      "Exit status: 0 done, 1 rejected (reason on stderr) or no daemon, 2 usage error.\n",
@@ -103,7 +104,7 @@ static const struct {
 	 "request: either every line is applied or nothing is. Without --no-flush the\n"
 	 "file replaces the running configuration; with it, it is added to it.\n"},
 	{"status", NULL,
-	 "Usage: maglevctl status\nDaemon PID, uptime, interfaces, XDP mode, counts.\n"},
+	 "Usage: maglevctl status\nDaemon version, PID, uptime, interfaces, XDP mode, counts.\n"},
 };
 
 bool help_topic(FILE *f, const char *object, const char *verb)
