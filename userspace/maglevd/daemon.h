@@ -72,6 +72,13 @@ void health_json(struct daemon *d, const struct vip *v, const struct be *b, json
 uint64_t health_checks_total(uint32_t idx, bool ok);
 /* Counters of the health-check encapsulation program; false when it is not in use. */
 bool health_encap_counters(uint64_t *out);
+/*
+ * Verdicts (health_verdicts.c): a backend's new state, held until
+ * health_verdicts_apply() commits every one queued since the last call.
+ */
+void health_verdict(uint32_t vip_id, uint32_t idx, uint32_t gen, bool up, const char *why);
+bool health_verdict_pending(uint32_t idx, uint32_t gen, bool *up);
+void health_verdicts_apply(struct daemon *d);
 
 /* Datapath configuration derived from the config file (netinfo.c). */
 int daemon_dp_config(struct daemon *d, const struct maglevd_config *cfg, struct maglev_config *out,

@@ -3,7 +3,8 @@
  * Backend health checks: non-blocking TCP connects and HTTP GETs driven by
  * the event loop. A backend changes state only after `rise` successes or
  * `fall` failures in a row, so a flapping backend does not churn the table.
- * A state change rebuilds that VIP's table like any other change.
+ * Verdicts wait for the end of the tick and go in together
+ * (health_verdicts.c): one table rebuild per VIP, however many changed.
  *
  * With health_via_encap (the default) a check connects to the VIP itself,
  * marked with the backend's index, and bpf/maglev_hc.bpf.c on the balancer's
@@ -181,43 +182,12 @@ static void slot_free(struct daemon *d, uint32_t idx)
 		hc_encap_clear(enc.h, idx);
 }
 
-/* Apply a health verdict to the live registry: clone, flip, commit. */
-static void set_health(struct daemon *d, uint32_t vip_id, uint32_t idx, uint32_t gen, bool up)
-{
-	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN], err[300];
-	struct registry *next;
-	struct vip *v;
-	uint32_t i;
-
-	next = registry_clone(d->reg);
-	if (!next) {
-		log_err("health: out of memory applying a state change");
-		return;
-	}
-	v = next->vips[vip_id];
-	for (i = 0; v && i < v->nbe; i++) {
-		struct be *b = &v->bes[i];
-
-		if (b->idx != idx || b->gen != gen)
-			continue;
-		b->up = up;
-		v->dirty = true;
-		ctl_format_vip(&v->key, vname, sizeof(vname));
-		ctl_format_addr(&b->addr, bname, sizeof(bname));
-		log_info("health: backend %s of %s is %s (%s)", bname, vname, up ? "up" : "down",
-			 slots[idx] ? slots[idx]->last_error : "");
-		if (daemon_commit(d, next, err, sizeof(err)))
-			log_err("health: applying %s %s: %s", bname, up ? "up" : "down", err);
-		return;
-	}
-	registry_free(next);
-}
-
 static void finish(struct daemon *d, uint32_t idx, bool ok, const char *why)
 {
 	struct hc_slot *s = slots[idx];
 	struct vip *v;
 	uint32_t i;
+	bool up;
 
 	slot_close(d, s);
 	s->last_ms = mono_ms();
@@ -240,10 +210,13 @@ static void finish(struct daemon *d, uint32_t idx, bool ok, const char *why)
 
 		if (b->idx != idx || b->gen != s->gen)
 			continue;
-		if (!b->up && ok && s->ok_streak >= s->p.rise)
-			set_health(d, s->vip_id, idx, s->gen, true);
-		else if (b->up && !ok && s->fail_streak >= s->p.fall)
-			set_health(d, s->vip_id, idx, s->gen, false);
+		/* Judged against the verdict still waiting for the tick, if any. */
+		if (!health_verdict_pending(idx, s->gen, &up))
+			up = b->up;
+		if (!up && ok && s->ok_streak >= s->p.rise)
+			health_verdict(s->vip_id, idx, s->gen, true, "");
+		else if (up && !ok && s->fail_streak >= s->p.fall)
+			health_verdict(s->vip_id, idx, s->gen, false, s->last_error);
 		return;
 	}
 }
@@ -430,7 +403,6 @@ static bool any_check(struct daemon *d)
 
 void health_tick(struct daemon *d)
 {
-	struct registry *reg = d->reg;
 	uint64_t now = mono_ms();
 	uint32_t i, j;
 
@@ -459,11 +431,8 @@ void health_tick(struct daemon *d)
 				if (s)
 					slot_free(d, b->idx);
 				/* Without checks a backend is up by definition. */
-				if (!b->up) {
-					set_health(d, v->id, b->idx, b->gen, true);
-					/* The registry was replaced: resume next tick. */
-					return;
-				}
+				if (!b->up)
+					health_verdict(v->id, b->idx, b->gen, true, "no check");
 				continue;
 			}
 			if (!s) {
@@ -486,11 +455,10 @@ void health_tick(struct daemon *d)
 				s->p = p;
 				start_check(d, s, v, b);
 			}
-			/* A verdict replaced the registry (and freed v): next tick. */
-			if (d->reg != reg)
-				return;
 		}
 	}
+	/* This tick's verdicts and those since the last one, in one commit. */
+	health_verdicts_apply(d);
 }
 
 void health_json(struct daemon *d, const struct vip *v, const struct be *b, json_object *o)
