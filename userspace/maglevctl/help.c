@@ -83,8 +83,10 @@ static const struct {
 	 "second, and the datapath's packet counters by reason. -w refreshes every second\n"
 	 "until interrupted.\n"},
 	{"health", NULL,
-	 "Usage: maglevctl health [VIP]\nHealth-check state of every backend: check, last result, "
-	 "streaks, last error.\n"},
+	 "Usage: maglevctl health [VIP]\n"
+	 "Health-check state of every backend: check, last result, streaks, unknown checks,\n"
+	 "last error. A check maglevd could not make (no socket, no encapsulation) is\n"
+	 "unknown: it changes neither the streaks nor the state.\n"},
 	{"table", NULL,
 	 "Usage: maglevctl table VIP\nSlots and share of the live lookup table per backend (read "
 	 "from the datapath).\n"},
@@ -103,7 +105,8 @@ static const struct {
 	 "request: either every line is applied or nothing is. Without --no-flush the\n"
 	 "file replaces the running configuration; with it, it is added to it.\n"},
 	{"status", NULL,
-	 "Usage: maglevctl status\nDaemon PID, uptime, interfaces, XDP mode, counts.\n"},
+	 "Usage: maglevctl status\nDaemon PID, uptime, interfaces, XDP mode, counts, health checks "
+	 "that could\nnot be made (unknown).\n"},
 };
 
 bool help_topic(FILE *f, const char *object, const char *verb)

@@ -923,6 +923,8 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 			       json_object_new_string(d->cfg.xdp_generic ? "generic" : "native"));
 	json_object_object_add(o, "pin_dir", json_object_new_string(d->cfg.pin_dir));
 	json_object_object_add(o, "state_file", json_object_new_string(d->cfg.state_file));
+	json_object_object_add(o, "health_checks_unknown",
+			       json_object_new_uint64(health_unknown_total()));
 	return o;
 }
 
