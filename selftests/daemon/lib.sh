@@ -213,6 +213,11 @@ field() {
 	ctl -j health "$1" | jq -r --arg b "$2" ".backends[] | select(.backend == \$b) | $3"
 }
 
+# slots VIP BACKEND: its slots in the live table; flags VIP BACKEND: its
+# flags in the live backend map ("UP", "DRAIN" or empty).
+slots() { ctl -j table "$1" | jq -r --arg b "$2" '.backends[] | select(.backend == $b) | .slots'; }
+flags() { ctl -j backend list "$1" | jq -r --arg b "$2" '.backends[] | select(.backend == $b) | .dp_flags | join(",")'; }
+
 # wait_state VIP BACKEND STATE SECONDS: until the backend's health state is STATE.
 wait_state() {
 	local end=$((SECONDS + $4))

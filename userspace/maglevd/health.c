@@ -221,7 +221,7 @@ static void finish(struct daemon *d, uint32_t idx, bool ok, const char *why)
 		/* Judged against the verdict still waiting for the tick, if any. */
 		if (!health_verdict_pending(idx, s->gen, &up))
 			up = b->up;
-		if (!up && ok && s->ok_streak >= s->p.rise)
+		if (!up && ok && (s->ok_streak >= s->p.rise || b->start_down))
 			health_verdict(s->vip_id, idx, s->gen, true, "");
 		else if (up && !ok && s->fail_streak >= s->p.fall)
 			health_verdict(s->vip_id, idx, s->gen, false, s->last_error);
@@ -512,6 +512,8 @@ void health_json(struct daemon *d, const struct vip *v, const struct be *b, json
 
 	vip_hc(v, &d->cfg.hc, &p);
 	json_object_object_add(o, "check", json_object_new_string(hc_type_name(p.type)));
+	if (b->start_down)
+		json_object_object_add(o, "start_down", json_object_new_boolean(true));
 	if (p.type == HC_NONE)
 		return;
 	json_object_object_add(o, "port", json_object_new_int64(p.port));

@@ -76,6 +76,7 @@ static uint32_t apply_vip(struct vip *v)
 		if (!w || w->gen != b->gen || w->vip_id != v->id || w->up == b->up)
 			continue;
 		b->up = w->up;
+		b->start_down = false;
 		n++;
 		ctl_format_addr(&b->addr, bname, sizeof(bname));
 		log_info("health: backend %s of %s is %s (%s)", bname, vname, b->up ? "up" : "down",
