@@ -78,7 +78,7 @@ char *metrics_render(struct daemon *d, size_t *len);
 void health_tick(struct daemon *d);
 void health_json(struct daemon *d, const struct vip *v, const struct be *b, json_object *o);
 /* A check's outcome; unknown: it could not be made, which changes nothing. */
-enum hc_result { HC_FAIL, HC_OK, HC_UNKNOWN, HC_RESULTS };
+enum hc_result { HC_OK, HC_FAIL, HC_UNKNOWN, HC_RESULTS };
 const char *hc_result_name(enum hc_result r);
 uint64_t health_checks_total(uint32_t idx, enum hc_result r);
 /* Checks that could not be made since maglevd started. */

@@ -45,7 +45,7 @@ struct hc_slot {
 };
 
 static struct hc_slot *slots[MAGLEV_MAX_BACKENDS];
-static const char *const result_names[HC_RESULTS] = {"fail", "ok", "unknown"};
+static const char *const result_names[HC_RESULTS] = {"ok", "fail", "unknown"};
 /* Checks that could not be made, in all: slots go away with their backends. */
 static uint64_t unknown_total;
 
@@ -523,7 +523,7 @@ void health_json(struct daemon *d, const struct vip *v, const struct be *b, json
 		return;
 	json_object_object_add(o, "last_result",
 			       s->last < 0 ? NULL : json_object_new_string(result_names[s->last]));
-	if (s->last != -1 && s->last != HC_OK)
+	if (s->last > HC_OK)
 		json_object_object_add(o, "last_error", json_object_new_string(s->last_error));
 	if (s->last >= 0) {
 		json_object_object_add(o, "last_check_ms_ago",

@@ -135,7 +135,7 @@ char *metrics_render(struct daemon *d, size_t *len)
 	FOR_BES fprintf(f, "maglev_backend_weight{vip=\"%s\",backend=\"%s\"} %u\n", vname, bname,
 			BE->weight);
 	head(f, "maglev_backend_health_checks_total", "counter", "Health checks by result.");
-	FOR_BES for (r = HC_FAIL; r < HC_RESULTS; r++)
+	FOR_BES for (r = HC_OK; r < HC_RESULTS; r++)
 		fprintf(f,
 			"maglev_backend_health_checks_total{vip=\"%s\",backend=\"%s\",result=\"%"
 			"s\"} %llu\n",
