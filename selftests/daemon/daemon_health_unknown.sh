@@ -25,7 +25,17 @@ V=192.0.2.40:8080/tcp
 	for i in $(seq 1 $N); do echo "backend add $V 198.51.100.$i"; done
 } >"$TDIR/conf.txt"
 
-in_table() { ctl -j table $V | jq '[.backends[] | select(.slots > 0)] | length'; }
+# Reading the live table takes the daemon an fd too: at 64 it may find none
+# while the checks hold them all, so a few tries.
+in_table() {
+	local i n
+	for i in $(seq 20); do
+		n=$(ctl -j table $V 2>/dev/null | jq '[.backends[] | select(.slots > 0)] | length')
+		[ -n "$n" ] && echo "$n" && return
+		sleep 0.05
+	done
+	echo -1
+}
 up() { ctl -j health $V | jq '[.backends[] | select(.state == "up")] | length'; }
 unknown_sum() { ctl -j health $V | jq '[.backends[].checks_unknown // 0] | add'; }
 soft() { prlimit --pid "$DPID" --nofile --noheadings --output SOFT | tr -d ' '; }
