@@ -140,6 +140,7 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 	static const struct opt_def be_add_opts[] = {
 		{"weight", OPT_INT, "weight", false},
 		{"drain", OPT_FLAG, "drain", true},
+		{"start-down", OPT_FLAG, "start_down", true},
 		{NULL, 0, NULL, false},
 	};
 	static const struct opt_def be_set_opts[] = {

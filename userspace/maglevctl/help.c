@@ -13,7 +13,7 @@ void help_main(FILE *f)
 	      "  vip del VIP\n"
 	      "  vip list\n"
 	      "  vip show VIP\n"
-	      "  backend add VIP BACKEND [--weight N] [--drain]\n"
+	      "  backend add VIP BACKEND [--weight N] [--drain] [--start-down]\n"
 	      "  backend del VIP BACKEND\n"
 	      "  backend set VIP BACKEND [--weight N] [--drain | --undrain]\n"
 	      "  backend list [VIP]\n"
@@ -62,10 +62,12 @@ static const struct {
 	 "Usage: maglevctl vip show VIP\nShow a VIP's settings and backends (with the flags the "
 	 "live datapath holds).\n"},
 	{"backend", "add",
-	 "Usage: maglevctl backend add VIP BACKEND [--weight N] [--drain]\n"
+	 "Usage: maglevctl backend add VIP BACKEND [--weight N] [--drain] [--start-down]\n"
 	 "Add a backend (an address; it answers on the VIP's port) to a VIP. Weight\n"
 	 "0..65535, default 1; weight 0 takes no new flows. The table is rebuilt and\n"
-	 "swapped in one step. Example:\n"
+	 "swapped in one step. A new backend is up at once; with --start-down it is\n"
+	 "down and takes traffic only after its first passing health check (at once\n"
+	 "with --check none). Example:\n"
 	 "  maglevctl backend add 192.0.2.10:80/tcp 198.51.100.5 --weight 3\n"},
 	{"backend", "del",
 	 "Usage: maglevctl backend del VIP BACKEND\n"
@@ -84,8 +86,10 @@ static const struct {
 	 "second, and the datapath's packet counters by reason. -w refreshes every second\n"
 	 "until interrupted.\n"},
 	{"health", NULL,
-	 "Usage: maglevctl health [VIP]\nHealth-check state of every backend: check, last result, "
-	 "streaks, last error.\n"},
+	 "Usage: maglevctl health [VIP]\n"
+	 "Health-check state of every backend: check, last result, streaks, unknown checks,\n"
+	 "last error. A check maglevd could not make (no socket, no encapsulation) is\n"
+	 "unknown: it changes neither the streaks nor the state.\n"},
 	{"table", NULL,
 	 "Usage: maglevctl table VIP\nSlots and share of the live lookup table per backend (read "
 	 "from the datapath).\n"},
@@ -104,7 +108,8 @@ static const struct {
 	 "request: either every line is applied or nothing is. Without --no-flush the\n"
 	 "file replaces the running configuration; with it, it is added to it.\n"},
 	{"status", NULL,
-	 "Usage: maglevctl status\nDaemon version, PID, uptime, interfaces, XDP mode, counts.\n"},
+	 "Usage: maglevctl status\nDaemon version, PID, uptime, interfaces, XDP mode, counts, health\n"
+	 "checks that could not be made (unknown).\n"},
 };
 
 bool help_topic(FILE *f, const char *object, const char *verb)

@@ -208,8 +208,8 @@ void print_health(const struct ctl_opts *o, json_object *resp)
 	json_object *arr;
 	size_t i, n = arr_len(resp, "backends", &arr);
 
-	printf("%-28s %-40s %-8s %-10s %-6s %4s %4s  %s\n", "VIP", "BACKEND", "STATE", "CHECK",
-	       "LAST", "OK", "FAIL", "ERROR");
+	printf("%-28s %-40s %-8s %-10s %-7s %4s %4s %7s  %s\n", "VIP", "BACKEND", "STATE", "CHECK",
+	       "LAST", "OK", "FAIL", "UNKNOWN", "ERROR");
 	for (i = 0; i < n; i++) {
 		json_object *b = json_object_array_get_idx(arr, i);
 		char chk[32];
@@ -219,10 +219,10 @@ void print_health(const struct ctl_opts *o, json_object *resp)
 				 jint(b, "port"));
 		else
 			snprintf(chk, sizeof(chk), "%s", s_or(b, "check", "?"));
-		printf("%-28s %-40s %-8s %-10s %-6s %4" PRId64 " %4" PRId64 "  %s\n",
+		printf("%-28s %-40s %-8s %-10s %-7s %4" PRId64 " %4" PRId64 " %7" PRId64 "  %s\n",
 		       s_or(b, "vip", "?"), s_or(b, "backend", "?"), s_or(b, "state", "?"), chk,
 		       s_or(b, "last_result", "-"), jint(b, "ok_streak"), jint(b, "fail_streak"),
-		       s_or(b, "last_error", ""));
+		       jint(b, "checks_unknown"), s_or(b, "last_error", ""));
 	}
 }
 
@@ -282,4 +282,6 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 		printf(" %s", json_object_get_string(json_object_array_get_idx(ifs, i)));
 	printf("%s\npin dir %s, state file %s\n", n ? "" : " none", s_or(resp, "pin_dir", "?"),
 	       s_or(resp, "state_file", "?"));
+	printf("health checks that could not be made (unknown, no verdict): %" PRId64 "\n",
+	       jint(resp, "health_checks_unknown"));
 }

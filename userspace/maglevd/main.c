@@ -370,6 +370,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_set_level(verbose ? LOG_DEBUG : d.cfg.log_level);
+	fd_limit_raise(&d.cfg);
 	if (d.cfg.seed_default)
 		log_warn("no seed in %s: using the documented default seed; set a secret one "
 			 "(see docs/operations.md)",

@@ -40,6 +40,7 @@ struct be {
 	uint32_t weight;
 	bool drain;
 	bool up;	  /* health */
+	bool start_down;  /* added down: up at its first passing check, whatever rise says */
 	uint8_t dp_flags; /* MAGLEV_BACKEND_F_* last written to the datapath */
 	/* Counters of this index when the backend got it (indices are reused). */
 	struct maglev_backend_stats base;

@@ -253,15 +253,17 @@ static int do_vip_del(struct daemon *d, struct registry *r, json_object *req, st
 
 static int do_backend_add(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {"vip", "backend", "weight", "drain", NULL};
+	static const char *const keys[] = {"vip", "backend", "weight", "drain", "start_down", NULL};
 	struct ctl_addr a;
 	int64_t weight = 1;
-	bool has, drain = false;
+	bool has, drain = false, start_down = false;
 	struct vip *v;
+	int ret;
 
 	if (check_keys(req, keys, e) || get_vip(d, r, req, &v, e) || get_backend(req, &a, e) ||
 	    get_int(req, "weight", 0, MAGLEV_WEIGHT_MAX, &weight, &has, e) ||
-	    get_bool(req, "drain", &drain, &has, e))
+	    get_bool(req, "drain", &drain, &has, e) ||
+	    get_bool(req, "start_down", &start_down, &has, e))
 		return -EINVAL;
 	if (addr_unusable(a.family, a.addr)) {
 		char bname[CTL_ADDR_STRLEN];
@@ -270,8 +272,16 @@ static int do_backend_add(struct daemon *d, struct registry *r, json_object *req
 		return fail(e, "backend %s: %s cannot be a backend", bname,
 			    addr_unusable(a.family, a.addr));
 	}
-	return registry_be_add(r, &d->ctx, v, &a, (uint32_t)weight, drain, -1, 0, e->msg,
-			       sizeof(e->msg));
+	ret = registry_be_add(r, &d->ctx, v, &a, (uint32_t)weight, drain, -1, 0, e->msg,
+			      sizeof(e->msg));
+	/* No traffic before a check has passed (health.c brings it up). */
+	if (!ret && start_down) {
+		struct be *b = &v->bes[v->nbe - 1];
+
+		b->up = false;
+		b->start_down = true;
+	}
+	return ret;
 }
 
 static int do_backend_del(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
@@ -925,6 +935,8 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 			       json_object_new_string(d->cfg.xdp_generic ? "generic" : "native"));
 	json_object_object_add(o, "pin_dir", json_object_new_string(d->cfg.pin_dir));
 	json_object_object_add(o, "state_file", json_object_new_string(d->cfg.state_file));
+	json_object_object_add(o, "health_checks_unknown",
+			       json_object_new_uint64(health_unknown_total()));
 	return o;
 }
 
