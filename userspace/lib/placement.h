@@ -57,6 +57,10 @@ int maglev_placement_build(const struct maglev_seed *seed, const struct maglev_p
 int maglev_ring_build(const struct maglev_seed *seed, uint32_t vnodes,
 		      const struct maglev_backend_spec *be, size_t n, uint32_t m, uint32_t *out,
 		      struct maglev_err *err);
+/* 0 if a ring of vnodes points per unit of weight over total_weight fits
+ * MAGLEV_RING_POINTS_MAX, else -EINVAL with err->msg saying so.
+ */
+int maglev_ring_fits(uint32_t vnodes, uint64_t total_weight, struct maglev_err *err);
 int maglev_rendezvous_build(const struct maglev_seed *seed, const struct maglev_backend_spec *be,
 			    size_t n, uint32_t m, uint32_t *out, struct maglev_err *err);
 

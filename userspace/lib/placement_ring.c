@@ -55,6 +55,21 @@ void maglev_ring_fill(const struct maglev_ring_point *pt, size_t np, uint32_t m,
 	}
 }
 
+int maglev_ring_fits(uint32_t vnodes, uint64_t total_weight, struct maglev_err *err)
+{
+	uint64_t total = vnodes * total_weight;
+
+	if (total <= MAGLEV_RING_POINTS_MAX)
+		return 0;
+	if (err)
+		snprintf(err->msg, sizeof(err->msg),
+			 "a ring of %llu points (vnodes %u x total weight %llu) exceeds %u: "
+			 "lower vnodes or the weights",
+			 (unsigned long long)total, vnodes, (unsigned long long)total_weight,
+			 MAGLEV_RING_POINTS_MAX);
+	return -EINVAL;
+}
+
 int maglev_ring_build(const struct maglev_seed *seed, uint32_t vnodes,
 		      const struct maglev_backend_spec *be, size_t n, uint32_t m, uint32_t *out,
 		      struct maglev_err *err)
@@ -75,17 +90,12 @@ int maglev_ring_build(const struct maglev_seed *seed, uint32_t vnodes,
 	if (ret)
 		return ret;
 	for (j = 0; j < p.n; j++)
-		total += (uint64_t)vnodes * be[p.e[j].idx].weight;
-	if (total > MAGLEV_RING_POINTS_MAX) {
-		if (err)
-			snprintf(err->msg, sizeof(err->msg),
-				 "a ring of %llu points (vnodes %u x total weight %llu) exceeds "
-				 "%u: lower vnodes or the weights",
-				 (unsigned long long)total, vnodes,
-				 (unsigned long long)(total / vnodes), MAGLEV_RING_POINTS_MAX);
+		total += be[p.e[j].idx].weight;
+	if (maglev_ring_fits(vnodes, total, err)) {
 		maglev_plan_free(&p);
 		return -EINVAL;
 	}
+	total *= vnodes;
 	pt = malloc(sizeof(*pt) * total);
 	if (!pt) {
 		if (err)

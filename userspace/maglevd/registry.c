@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "log.h"
-#include "maglev_table.h"
+#include "placement.h"
 #include "registry.h"
 #include "slowpath.h"
 #include "table_swap.h"
@@ -216,6 +216,8 @@ int registry_vip_add(struct registry *r, const struct registry_ctx *ctx,
 	v->key = *key;
 	v->encap = encap;
 	v->gue_port = gue_port;
+	v->placement = MAGLEV_PLACEMENT_MAGLEV;
+	v->vnodes = MAGLEV_VNODES_DEFAULT;
 	v->hc = *hc;
 	v->hc_set = hc_set;
 	vip_hc(v, &ctx->cfg->hc, &eff);
@@ -548,8 +550,10 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 		n++;
 	}
 	if (n) {
-		r = maglev_table_build(&ctx->cfg->seed, specs, n, MAGLEV_TABLE_SIZE, tbl_pos,
-				       &merr);
+		struct maglev_placement_cfg pc = {.kind = v->placement, .vnodes = v->vnodes};
+
+		r = maglev_placement_build(&ctx->cfg->seed, &pc, specs, n, MAGLEV_TABLE_SIZE,
+					   tbl_pos, &merr);
 		if (r) {
 			snprintf(err, errlen, "table build: %s", merr.msg);
 			goto out;
@@ -573,6 +577,29 @@ out:
 	free(specs);
 	free(map);
 	return r;
+}
+
+int registry_check_placements(const struct registry *r, char *err, size_t errlen)
+{
+	char name[CTL_ADDR_STRLEN];
+	struct maglev_err merr;
+	uint64_t w;
+	uint32_t i, j;
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *v = r->vips[i];
+
+		if (!v || !v->dirty || v->placement != MAGLEV_PLACEMENT_RING)
+			continue;
+		for (j = 0, w = 0; j < v->nbe; j++)
+			w += v->bes[j].weight;
+		if (maglev_ring_fits(v->vnodes, w, &merr)) {
+			ctl_format_vip(&v->key, name, sizeof(name));
+			snprintf(err, errlen, "VIP %s: %s", name, merr.msg);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 static int write_vip_info(const struct vip *v, const struct registry_ctx *ctx, char *err,

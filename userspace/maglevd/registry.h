@@ -53,6 +53,8 @@ struct vip {
 	struct maglev_vip_key key;
 	uint8_t encap;	     /* enum maglev_encap */
 	uint16_t gue_port;   /* host order */
+	uint8_t placement;   /* enum maglev_placement: how the table is filled */
+	uint32_t vnodes;     /* ring points per unit of weight (ring only) */
 	struct hc_params hc; /* overrides, see hc_set */
 	uint32_t hc_set;
 	struct be *bes;
@@ -143,6 +145,12 @@ int registry_be_add(struct registry *r, const struct registry_ctx *ctx, struct v
 int registry_be_del(struct registry *r, struct vip *v, const struct ctl_addr *a, char *err,
 		    size_t errlen);
 void registry_flush(struct registry *r);
+/*
+ * Whether every changed VIP's table can be built. A ring is sized by all of
+ * its backends' weights, up or not, so that no health change can later make
+ * it too large.
+ */
+int registry_check_placements(const struct registry *r, char *err, size_t errlen);
 /* Mark every VIP for a rebuild (the seed changed). */
 void registry_mark_all(struct registry *r);
 
