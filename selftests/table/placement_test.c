@@ -410,6 +410,96 @@ TEST(minimal_disruption)
 	}
 }
 
+/* The incremental rendezvous update gives the full build's bytes: for
+ * removals, additions, weight changes (up, down, to 0), a shuffled input,
+ * many changes at once (its full-build path), and a chain of 30 changes each
+ * applied to the previous update's output.
+ */
+static void expect_update(struct __test_metadata *_metadata, const struct maglev_backend_spec *ob,
+			  size_t on, const uint32_t *ot, const struct maglev_backend_spec *nb,
+			  size_t nn, uint32_t *got)
+{
+	uint32_t *want = build(&default_seed, MAGLEV_PLACEMENT_RENDEZVOUS, 0, nb, nn, 65537);
+	struct maglev_err err;
+
+	ASSERT_NE(NULL, want);
+	ASSERT_EQ(0, maglev_rendezvous_update(&default_seed, ob, on, ot, nb, nn, 65537, got, &err))
+	TH_LOG("%s", err.msg);
+	ASSERT_EQ(0, memcmp(want, got, 4 * 65537));
+	free(want);
+}
+
+TEST(rendezvous_update_matches_full_build)
+{
+	size_t n = 60, i, round;
+	struct maglev_backend_spec *be = fleet(n + 20, RANDOM, 5),
+				   *nb = calloc(n + 20, sizeof(*nb));
+	uint32_t *t, *u = malloc(4 * 65537), *prev = malloc(4 * 65537);
+	struct maglev_backend_spec cur[80], next[80];
+	size_t ncur, nnext;
+
+	for (i = 0; i < n + 20; i++)
+		be[i].weight = be[i].weight % 9 + 1;
+	t = build(&default_seed, MAGLEV_PLACEMENT_RENDEZVOUS, 0, be, n, 65537);
+	ASSERT_NE(NULL, t);
+	/* remove one (the first, a middle one), remove three */
+	expect_update(_metadata, be, n, t, be + 1, n - 1, u);
+	memcpy(nb, be, sizeof(*nb) * n);
+	nb[30] = nb[n - 1];
+	expect_update(_metadata, be, n, t, nb, n - 1, u);
+	memcpy(nb, be + 3, sizeof(*nb) * (n - 3));
+	expect_update(_metadata, be, n, t, nb, n - 3, u);
+	/* add one, add two */
+	expect_update(_metadata, be, n, t, be, n + 1, u);
+	expect_update(_metadata, be, n, t, be, n + 2, u);
+	/* weight up, down, to 0 */
+	memcpy(nb, be, sizeof(*nb) * n);
+	nb[7].weight += 5;
+	expect_update(_metadata, be, n, t, nb, n, u);
+	nb[7].weight = 1;
+	nb[8].weight = be[8].weight + 1;
+	expect_update(_metadata, be, n, t, nb, n, u);
+	nb[9].weight = 0;
+	expect_update(_metadata, be, n, t, nb, n, u);
+	/* the same set reversed: nothing changes, indices follow the input */
+	for (i = 0; i < n; i++)
+		nb[i] = be[n - 1 - i];
+	expect_update(_metadata, be, n, t, nb, n, u);
+	/* most backends replaced: the full-build path */
+	expect_update(_metadata, be, n, t, be + 40, 40, u);
+	/* no old table: a full build */
+	expect_update(_metadata, NULL, 0, NULL, be, n, u);
+	/* a chain: each step one change to the previous step's output */
+	memcpy(cur, be, sizeof(*cur) * n);
+	ncur = n;
+	memcpy(prev, t, 4 * 65537);
+	rng_state = 99;
+	for (round = 0; round < 30; round++) {
+		size_t r = rnd() % 3, k = rnd() % ncur;
+
+		memcpy(next, cur, sizeof(*cur) * ncur);
+		nnext = ncur;
+		if (r == 0 && ncur > 2)
+			next[k] = next[--nnext];
+		else if (r == 1 && ncur < 80)
+			next[nnext++] = be[60 + round % 20]; /* may already be there: skip */
+		else
+			next[k].weight = 1 + rnd() % 20;
+		for (i = 0; r == 1 && i + 1 < nnext; i++)
+			if (same_backend(&next[i], &next[nnext - 1]))
+				nnext--;
+		expect_update(_metadata, cur, ncur, prev, next, nnext, u);
+		memcpy(prev, u, 4 * 65537);
+		memcpy(cur, next, sizeof(*cur) * nnext);
+		ncur = nnext;
+	}
+	free(t);
+	free(u);
+	free(prev);
+	free(nb);
+	free(be);
+}
+
 /* The ring's sweep: right-inclusive successor, and the wrap past the last
  * point to the first.
  */

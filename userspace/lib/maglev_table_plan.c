@@ -335,6 +335,29 @@ int maglev_plan_make(struct maglev_plan *p, const struct maglev_seed *seed,
 	return ret;
 }
 
+uint32_t maglev_plan_find(const struct maglev_plan *p, const struct maglev_backend_spec *be,
+			  const struct maglev_backend_spec *b)
+{
+	uint32_t lo = 0, hi = p->n, mid;
+	struct canon want, c;
+	int d;
+
+	if (canon_of(b, &want))
+		return UINT32_MAX;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		canon_of(&be[p->e[mid].idx], &c);
+		d = canon_cmp(&c, &want);
+		if (!d)
+			return mid;
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return UINT32_MAX;
+}
+
 void maglev_plan_free(struct maglev_plan *p)
 {
 	free(p->e);

@@ -35,6 +35,12 @@ int maglev_plan_make(struct maglev_plan *p, const struct maglev_seed *seed,
 		     const uint32_t *out, struct maglev_err *err);
 void maglev_plan_free(struct maglev_plan *p);
 
+/* The canonical position in p (made from be) of the backend with b's
+ * identity (family, address, port), or UINT32_MAX if p has none.
+ */
+uint32_t maglev_plan_find(const struct maglev_plan *p, const struct maglev_backend_spec *be,
+			  const struct maglev_backend_spec *b);
+
 /*
  * SipHash-2-4 keyed with the seed over tag || canonical id || extra[0..nextra-1]
  * (each extra word 8 bytes, little-endian): 32 + 8 * nextra bytes, every field

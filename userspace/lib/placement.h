@@ -57,6 +57,20 @@ int maglev_placement_build(const struct maglev_seed *seed, const struct maglev_p
 int maglev_ring_build(const struct maglev_seed *seed, uint32_t vnodes,
 		      const struct maglev_backend_spec *be, size_t n, uint32_t m, uint32_t *out,
 		      struct maglev_err *err);
+/*
+ * The rendezvous table of (be, n) from old_out, the rendezvous table of
+ * (old_be, old_n) under the same seed and m, in O(m) for a few changes: a
+ * slot keeps its owner unless the owner left or lost weight (then it is
+ * decided again among all backends) or a new or heavier backend beats it.
+ * The same bytes as maglev_rendezvous_build(be, n); errors likewise. If
+ * old_out is not what it must be, the result is still a valid table, but
+ * not the rendezvous one. old_be NULL or old_n 0: a full build.
+ */
+int maglev_rendezvous_update(const struct maglev_seed *seed,
+			     const struct maglev_backend_spec *old_be, size_t old_n,
+			     const uint32_t *old_out, const struct maglev_backend_spec *be,
+			     size_t n, uint32_t m, uint32_t *out, struct maglev_err *err);
+
 /* 0 if a ring of vnodes points per unit of weight over total_weight fits
  * MAGLEV_RING_POINTS_MAX, else -EINVAL with err->msg saying so.
  */

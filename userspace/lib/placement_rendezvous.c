@@ -123,56 +123,179 @@ static inline uint64_t neg_log2_lower(uint64_t x)
 	return top < (54ULL << FRAC) ? (54ULL << FRAC) - top : 0;
 }
 
+struct cand {
+	uint64_t key; /* k_b */
+	uint32_t w;
+};
+
 struct best {
 	uint64_t l;   /* -log2(u) of the winner so far */
 	uint32_t w;   /* its weight */
 	uint32_t pos; /* its canonical position */
 };
 
+/* Whether candidate (l, w) at canonical position pos beats b: a strictly
+ * higher score, or an equal one from an earlier canonical id.
+ */
+static inline int beats(uint64_t l, uint32_t w, uint32_t pos, const struct best *b)
+{
+	u128 x = (u128)b->l * w, y = (u128)l * b->w;
+
+	return x > y || (x == y && pos < b->pos);
+}
+
+static inline void score(const struct cand *c, uint32_t s, uint32_t pos, struct best *b)
+{
+	b->l = neg_log2((slot_hash(c->key, s) >> 10) | 1);
+	b->w = c->w;
+	b->pos = pos;
+}
+
+/* Slot s's winner among c[0..n-1] (canonical order), skipping the
+ * logarithm of every candidate whose lower bound already loses.
+ */
+static uint32_t slot_winner(const struct cand *c, uint32_t n, uint32_t s)
+{
+	struct best b;
+	uint32_t j;
+
+	score(&c[0], s, 0, &b);
+	for (j = 1; j < n; j++) {
+		uint64_t x = (slot_hash(c[j].key, s) >> 10) | 1, l;
+
+		if ((u128)b.l * c[j].w <= (u128)neg_log2_lower(x) * b.w)
+			continue;
+		l = neg_log2(x);
+		if ((u128)b.l * c[j].w > (u128)l * b.w) {
+			b.l = l;
+			b.w = c[j].w;
+			b.pos = j;
+		}
+	}
+	return b.pos;
+}
+
+/* The candidates of plan p: keys and weights in canonical order. */
+static struct cand *candidates(const struct maglev_seed *seed, const struct maglev_plan *p,
+			       const struct maglev_backend_spec *be, struct maglev_err *err)
+{
+	struct cand *c = malloc(sizeof(*c) * p->n);
+	uint32_t j;
+
+	if (!c) {
+		if (err)
+			strcpy(err->msg, "out of memory for the rendezvous keys");
+		return NULL;
+	}
+	for (j = 0; j < p->n; j++) {
+		c[j].key = maglev_id_hash(seed, MAGLEV_HASH_TAG_RDV, &be[p->e[j].idx], NULL, 0);
+		c[j].w = be[p->e[j].idx].weight;
+	}
+	return c;
+}
+
 int maglev_rendezvous_build(const struct maglev_seed *seed, const struct maglev_backend_spec *be,
 			    size_t n, uint32_t m, uint32_t *out, struct maglev_err *err)
 {
 	struct maglev_plan p;
-	struct best *b;
-	uint32_t j, s;
+	struct cand *c;
+	uint32_t s;
 	int ret;
 
 	ret = maglev_plan_make(&p, seed, be, n, m, out, err);
 	if (ret)
 		return ret;
 	pthread_once(&tables_once, tables_init);
-	b = malloc(sizeof(*b) * m);
-	if (!b) {
-		if (err)
-			strcpy(err->msg, "out of memory for the slot scores");
+	c = candidates(seed, &p, be, err);
+	if (!c) {
 		maglev_plan_free(&p);
 		return -ENOMEM;
 	}
-	/* Backends in canonical order, each against every slot's best so far;
-	 * only a strictly higher score takes a slot, so ties stay with the
-	 * earlier canonical id.
-	 */
-	for (j = 0; j < p.n; j++) {
-		const struct maglev_backend_spec *bs = &be[p.e[j].idx];
-		uint64_t key = maglev_id_hash(seed, MAGLEV_HASH_TAG_RDV, bs, NULL, 0);
-		uint32_t w = bs->weight;
-
-		for (s = 0; s < m; s++) {
-			uint64_t x = (slot_hash(key, s) >> 10) | 1, l;
-
-			if (j && (u128)b[s].l * w <= (u128)neg_log2_lower(x) * b[s].w)
-				continue;
-			l = neg_log2(x);
-			if (!j || (u128)b[s].l * w > (u128)l * b[s].w) {
-				b[s].l = l;
-				b[s].w = w;
-				b[s].pos = j;
-			}
-		}
-	}
 	for (s = 0; s < m; s++)
-		out[s] = p.e[b[s].pos].idx;
-	free(b);
+		out[s] = p.e[slot_winner(c, p.n, s)].idx;
+	free(c);
 	maglev_plan_free(&p);
 	return 0;
+}
+
+int maglev_rendezvous_update(const struct maglev_seed *seed,
+			     const struct maglev_backend_spec *old_be, size_t old_n,
+			     const uint32_t *old_out, const struct maglev_backend_spec *be,
+			     size_t n, uint32_t m, uint32_t *out, struct maglev_err *err)
+{
+	uint32_t j, s, k, nch = 0, *pos_of_old = NULL, *ch = NULL;
+	uint8_t *weaker = NULL;
+	struct maglev_plan p;
+	struct cand *c = NULL;
+	size_t o;
+	int ret;
+
+	if (!old_be || !old_out || !old_n)
+		return maglev_rendezvous_build(seed, be, n, m, out, err);
+	ret = maglev_plan_make(&p, seed, be, n, m, out, err);
+	if (ret)
+		return ret;
+	pthread_once(&tables_once, tables_init);
+	c = candidates(seed, &p, be, err);
+	pos_of_old = malloc(sizeof(*pos_of_old) * old_n);
+	ch = malloc(sizeof(*ch) * p.n);
+	weaker = calloc(p.n, 1);
+	if (!c || !pos_of_old || !ch || !weaker) {
+		if (err)
+			strcpy(err->msg, "out of memory for the rendezvous update");
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* Where each old backend stands now: its canonical position, or
+	 * UINT32_MAX if it left (or had weight 0, so owned nothing).
+	 */
+	for (j = 0; j < p.n; j++)
+		ch[j] = 1;
+	for (o = 0; o < old_n; o++) {
+		pos_of_old[o] =
+			old_be[o].weight ? maglev_plan_find(&p, be, &old_be[o]) : UINT32_MAX;
+		if (pos_of_old[o] == UINT32_MAX)
+			continue;
+		j = pos_of_old[o];
+		ch[j] = c[j].w > old_be[o].weight; /* new backends stay challengers */
+		weaker[j] = c[j].w < old_be[o].weight;
+	}
+	for (j = 0, k = 0; j < p.n; j++)
+		if (ch[j])
+			ch[k++] = j;
+	nch = k;
+	/*
+	 * No other backend's score for a slot changes, so a slot keeps its
+	 * owner unless the owner left or lost weight (then the slot is
+	 * decided again among all), or a challenger (new, or heavier) beats
+	 * it. With many challengers a full build is cheaper.
+	 */
+	if (nch * 2 > p.n) {
+		for (s = 0; s < m; s++)
+			out[s] = p.e[slot_winner(c, p.n, s)].idx;
+		goto out;
+	}
+	for (s = 0; s < m; s++) {
+		uint32_t own = old_out[s] < old_n ? pos_of_old[old_out[s]] : UINT32_MAX;
+		struct best b, x;
+
+		if (own == UINT32_MAX || weaker[own]) {
+			out[s] = p.e[slot_winner(c, p.n, s)].idx;
+			continue;
+		}
+		score(&c[own], s, own, &b);
+		for (k = 0; k < nch; k++) {
+			score(&c[ch[k]], s, ch[k], &x);
+			if (beats(x.l, x.w, x.pos, &b))
+				b = x;
+		}
+		out[s] = p.e[b.pos].idx;
+	}
+out:
+	free(c);
+	free(pos_of_old);
+	free(ch);
+	free(weaker);
+	maglev_plan_free(&p);
+	return ret;
 }
