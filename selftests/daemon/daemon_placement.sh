@@ -73,6 +73,26 @@ b, a = json.loads('$before'), json.loads('$after')
 sys.exit(0 if all(a[k] >= b[k] for k in a) and sum(a.values()) == 65537 else 1)"
 ctl backend add $RDV 198.51.100.2 --weight 2
 check "re-adding it gives the same table back" [ "$(digest $RDV)" = "$d_rdv" ]
+# Those changes were O(M) updates of the previous table; a VIP added with all
+# its backends in one request is one full build.
+ctl backend set $RDV 198.51.100.3 --weight 5
+ctl backend set $RDV 198.51.100.1 --weight 7
+ctl backend set $RDV 198.51.100.1 --weight 1
+{
+	echo "vip add 192.0.2.23:80/tcp --placement rendezvous"
+	i=0
+	for b in $BES; do
+		echo "backend add 192.0.2.23:80/tcp $b --weight $([ $i = 2 ] && echo 5 || echo ${W[$i]})"
+		i=$((i + 1))
+	done
+} >"$TDIR/rdv3"
+check "a rendezvous VIP built in one request" ctl restore --no-flush "$TDIR/rdv3"
+check "the weights changed the table" [ "$(digest $RDV)" != "$d_rdv" ]
+check "incremental updates gave the full build's table" \
+	[ "$(digest $RDV)" = "$(digest 192.0.2.23:80/tcp)" ]
+ctl vip del 192.0.2.23:80/tcp
+ctl backend set $RDV 198.51.100.3 --weight 3
+check "and back to the weights before: the table before" [ "$(digest $RDV)" = "$d_rdv" ]
 
 # --- vip set ------------------------------------------------------------------
 gen=$(ctl -j table $MAG | jq .table_gen)
@@ -117,8 +137,9 @@ all=$(digests)
 check "flush, then restore from the saved file" \
 	bash -c "$MAGLEVCTL restore /dev/null && [ \$($MAGLEVCTL -j vip list | jq '.vips | length') -eq 0 ] && $MAGLEVCTL restore $TDIR/saved"
 check "restored: the same tables" [ "$(digests)" = "$all" ]
+state_has() { jqt "$1" "$STATE" >/dev/null; }
 check "state file records the placements" \
-	jqt '[.vips[] | .placement + ":" + (.vnodes // 0 | tostring)] | sort == ["maglev:0", "rendezvous:0", "rendezvous:0", "ring:100"]' "$STATE"
+	state_has '[.vips[] | .placement + ":" + (.vnodes // 0 | tostring)] | sort == ["maglev:0", "rendezvous:0", "rendezvous:0", "ring:100"]'
 stop_daemon
 start_daemon || nok "maglevd restarts"
 check "after a restart: placements as before" [ "$(show $RING) $(show $RDV) $(show $MAG)" = "ring 100 rendezvous - maglev -" ]

@@ -258,6 +258,45 @@ static void ring_vnodes(struct json_object *o)
 	free(t);
 }
 
+/* Rendezvous at N = 1000: one backend removed, as a full build and as an
+ * update of the previous table (the same bytes, checked).
+ */
+static void rendezvous_update(struct json_object *o)
+{
+	struct maglev_backend_spec *be = malloc(sizeof(*be) * 1000);
+	uint32_t *t = malloc(sizeof(*t) * M), *a = malloc(sizeof(*a) * M),
+		 *b = malloc(sizeof(*b) * M);
+	struct maglev_err err;
+	double tu[5], full;
+	int r;
+
+	bench_fleet(be, 1000, 0);
+	build(RDV, 0, be, 1000, t);
+	full = build_ms(RDV, 0, be + 1, 999, a, 3);
+	for (r = 0; r < 5; r++) {
+		double t0 = now_ms();
+
+		if (maglev_rendezvous_update(&seed, be, 1000, t, be + 1, 999, M, b, &err)) {
+			fprintf(stderr, "table_bench: rendezvous update: %s\n", err.msg);
+			exit(1);
+		}
+		tu[r] = now_ms() - t0;
+	}
+	if (memcmp(a, b, sizeof(*a) * M)) {
+		fprintf(stderr, "table_bench: rendezvous update and full build differ\n");
+		exit(1);
+	}
+	qsort(tu, 5, sizeof(*tu), dbl_cmp);
+	printf("rendezvous n=1000, one removed: full build %.1f ms, update %.2f ms (same table)\n",
+	       full, tu[2]);
+	put(o, "placement_rendezvous_n1000_remove1_full_build_ms", full);
+	put(o, "placement_rendezvous_n1000_remove1_update_ms", tu[2]);
+	free(be);
+	free(t);
+	free(a);
+	free(b);
+}
+
 void placement_bench(struct json_object *o)
 {
 	static const size_t ns[] = {10, 100, 1000};
@@ -272,4 +311,5 @@ void placement_bench(struct json_object *o)
 		by_size(o, ns[i], 0);
 	}
 	ring_vnodes(o);
+	rendezvous_update(o);
 }

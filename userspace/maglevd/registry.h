@@ -20,6 +20,7 @@
 #include "ctl_proto.h"
 #include "datapath.h"
 #include "maglev_maps.h"
+#include "maglev_table.h"
 
 /* Which health-check fields a VIP overrides (the rest follow the config). */
 enum {
@@ -48,14 +49,29 @@ struct be {
 	double pps, bps;
 };
 
+/*
+ * A rendezvous VIP's last build: the backends and the table (indices into
+ * specs) under seed. The next build only updates it (O(M) for a few
+ * changes, maglev_rendezvous_update). Shared by the registry clones that
+ * copy the VIP, freed by the last reference.
+ */
+struct rdv_memo {
+	int refs;
+	struct maglev_seed seed;
+	uint32_t n;
+	struct maglev_backend_spec *specs;
+	uint32_t table[MAGLEV_TABLE_SIZE];
+};
+
 struct vip {
 	uint32_t id;
 	struct maglev_vip_key key;
-	uint8_t encap;	     /* enum maglev_encap */
-	uint16_t gue_port;   /* host order */
-	uint8_t placement;   /* enum maglev_placement: how the table is filled */
-	uint32_t vnodes;     /* ring points per unit of weight (ring only) */
-	struct hc_params hc; /* overrides, see hc_set */
+	uint8_t encap;	      /* enum maglev_encap */
+	uint16_t gue_port;    /* host order */
+	uint8_t placement;    /* enum maglev_placement: how the table is filled */
+	uint32_t vnodes;      /* ring points per unit of weight (ring only) */
+	struct rdv_memo *rdv; /* rendezvous only; NULL before the first build */
+	struct hc_params hc;  /* overrides, see hc_set */
 	uint32_t hc_set;
 	struct be *bes;
 	uint32_t nbe, cap;
