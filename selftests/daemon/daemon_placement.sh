@@ -152,4 +152,16 @@ check "a state file without placements loads them as maglev" \
 	[ "$(ctl -j vip list | jq -r '[.vips[].placement] | unique | join(" ")')" = maglev ]
 check "... with the maglev table" [ "$(digest $MAG)" = "$d_mag" ]
 stop_daemon
+# A state file may not hold what a request would refuse.
+jq '.vips[0].placement = "ring" | .vips[0].vnodes = 10000 | .vips[0].backends[0].weight = 500' \
+	"$TDIR/old.json" >"$STATE"
+refused_at_start() {
+	local out rc
+	out=$(timeout 10 nsenter --net="/run/netns/$NS_LB" "$MAGLEVD" -c "$CONF" 2>&1)
+	rc=$?
+	diag "$(echo "$out" | grep 'state file')"
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] &&
+		echo "$out" | grep -q 'state file: .*VIP .*: a ring of [0-9]* points (vnodes 10000 x total weight'
+}
+check "a state file with a ring too large to build: maglevd refuses to start, saying why" refused_at_start
 t_done

@@ -439,6 +439,11 @@ int state_parse(const char *text, size_t len, const struct registry_ctx *ctx, st
 			goto bad;
 		}
 	}
+	/* What a request would refuse, a state file may not smuggle in. */
+	if (registry_check_placements(r, e, sizeof(e))) {
+		snprintf(err, errlen, "%s", e);
+		goto bad;
+	}
 	json_object_put(root);
 	*out = r;
 	return 0;
