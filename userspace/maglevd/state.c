@@ -282,6 +282,7 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 	uint32_t hc_set = 0;
 	uint8_t encap = MAGLEV_ENCAP_IPIP;
 	enum maglev_placement pk;
+	uint64_t vn = MAGLEV_VNODES_DEFAULT;
 	bool any;
 	struct vip *v;
 	size_t i, n;
@@ -321,14 +322,13 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 		return -EINVAL;
 	}
 	v->placement = m ? pk : MAGLEV_PLACEMENT_MAGLEV;
-	u = MAGLEV_VNODES_DEFAULT;
-	if (get_uint(vo, "vnodes", false, MAGLEV_VNODES_MAX, &u, err, errlen))
+	if (get_uint(vo, "vnodes", false, MAGLEV_VNODES_MAX, &vn, err, errlen))
 		return -EINVAL;
-	if (!u) {
+	if (!vn) {
 		snprintf(err, errlen, "'vnodes' out of range");
 		return -EINVAL;
 	}
-	v->vnodes = (uint32_t)u;
+	v->vnodes = (uint32_t)vn;
 	if (get_member(vo, "base", json_type_object, false, &base, err, errlen))
 		return -EINVAL;
 	if (base) {
