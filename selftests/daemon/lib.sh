@@ -243,9 +243,24 @@ snapshot() {
 	{
 		ctl -j save | jq -S .vips
 		for v in $(ctl -j vip list | jq -r '.vips[].vip'); do
-			ctl -j table "$v" | jq -S '[.backends[] | {backend, slots}], .table_gen'
+			ctl -j table "$v" | jq -S '[.backends[] | {backend, slots}], .table_gen, .digest'
 			ctl -j backend list "$v" | jq -S '[.backends[] | {backend, dp_flags, index, gen}]'
 		done
 		jq -S . "$STATE"
 	} 2>&1
+}
+
+# reject NAME ARGS...: maglevctl ARGS exits 1 with one line and changes nothing.
+reject() {
+	local name=$1
+	shift
+	local before out rc
+	before=$(snapshot)
+	out=$("$MAGLEVCTL" "$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && [ "$(snapshot)" = "$before" ]; then
+		ok "rejected, state unchanged: $name ($out)"
+	else
+		nok "rejected, state unchanged: $name (rc $rc: $out)"
+	fi
 }

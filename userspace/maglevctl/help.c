@@ -10,6 +10,8 @@ void help_main(FILE *f)
 	      "\n"
 	      "Objects and commands:\n"
 	      "  vip add VIP [--encap ipip|gue] [--gue-port N] [--port-any] [CHECK OPTIONS]\n"
+	      "          [--placement maglev|ring|rendezvous] [--vnodes N]\n"
+	      "  vip set VIP [--placement maglev|ring|rendezvous] [--vnodes N]\n"
 	      "  vip del VIP\n"
 	      "  vip list\n"
 	      "  vip show VIP\n"
@@ -48,13 +50,25 @@ static const struct {
 	 "                         [--check tcp|http|none] [--check-port N] [--check-path PATH]\n"
 	 "                         [--check-status N] [--check-interval MS] [--check-timeout MS]\n"
 	 "                         [--rise N] [--fall N]\n"
+	 "                         [--placement maglev|ring|rendezvous] [--vnodes N]\n"
 	 "Add a virtual service. VIP is ADDR:PORT/PROTO (PROTO tcp or udp, PORT 1..65535,\n"
 	 "IPv6 in brackets). --port-any makes it match every port of the address; a port\n"
 	 "given with it is where health checks go. Packets go to backends in IPIP\n"
 	 "(default) or GUE (--encap gue, UDP port --gue-port, default 6080).\n"
 	 "Health checks default to the config file's settings; the options override them\n"
-	 "for this VIP. Example:\n"
+	 "for this VIP. --placement chooses how the lookup table is filled (see vip set).\n"
+	 "Example:\n"
 	 "  maglevctl vip add 192.0.2.10:80/tcp --check http --check-path /healthz\n"},
+	{"vip", "set",
+	 "Usage: maglevctl vip set VIP [--placement maglev|ring|rendezvous] [--vnodes N]\n"
+	 "Change how the VIP's lookup table is filled; the table is rebuilt and swapped\n"
+	 "in one step. maglev (default): Maglev permutations, every backend within one\n"
+	 "slot of its share. ring: consistent-hash ring with N points per unit of weight\n"
+	 "(--vnodes 1..10000, default 256). rendezvous: highest random weight, exact\n"
+	 "weights in expectation. ring and rendezvous move only the slots of a removed\n"
+	 "backend; maglev balances best. Same cost per packet for all three. See\n"
+	 "docs/maglev-table.md. Example:\n"
+	 "  maglevctl vip set 192.0.2.10:80/tcp --placement ring --vnodes 1000\n"},
 	{"vip", "del", "Usage: maglevctl vip del VIP\nDelete a VIP and all its backends.\n"},
 	{"vip", "list",
 	 "Usage: maglevctl vip list\nList VIPs with backend counts and table generation.\n"},

@@ -110,6 +110,9 @@ void print_vip_show(const struct ctl_opts *o, json_object *resp)
 	       s_or(v, "encap", "?"));
 	if (jint(v, "gue_port"))
 		printf(" gue-port %" PRId64, jint(v, "gue_port"));
+	printf(" placement %s", s_or(v, "placement", "?"));
+	if (jint(v, "vnodes"))
+		printf(" vnodes %" PRId64, jint(v, "vnodes"));
 	printf("\n  check %s", c);
 	if (strcmp(c, "none"))
 		printf(" interval %" PRId64 "ms timeout %" PRId64 "ms rise %" PRId64
@@ -231,8 +234,9 @@ void print_table(const struct ctl_opts *o, json_object *resp)
 	json_object *arr;
 	size_t i, n = arr_len(resp, "backends", &arr);
 
-	printf("table of %s: %" PRId64 " slots, generation %" PRId64 "\n", s_or(resp, "vip", "?"),
-	       jint(resp, "size"), jint(resp, "table_gen"));
+	printf("table of %s: %" PRId64 " slots, generation %" PRId64 ", placement %s, digest %s\n",
+	       s_or(resp, "vip", "?"), jint(resp, "size"), jint(resp, "table_gen"),
+	       s_or(resp, "placement", "?"), s_or(resp, "digest", "?"));
 	printf("%-40s %6s %-8s %8s %8s\n", "BACKEND", "WEIGHT", "STATE", "SLOTS", "SHARE");
 	for (i = 0; i < n; i++) {
 		json_object *b = json_object_array_get_idx(arr, i);

@@ -83,6 +83,10 @@ int cmd_save(const struct ctl_opts *o, int argc, char **argv)
 		printf("vip add %s", name);
 		if (!strcmp(jstr(v, "encap") ? jstr(v, "encap") : "", "gue"))
 			printf(" --encap gue --gue-port %" PRId64, jint(v, "gue_port"));
+		if (jstr(v, "placement") && strcmp(jstr(v, "placement"), "maglev"))
+			printf(" --placement %s", jstr(v, "placement"));
+		if (jint(v, "vnodes"))
+			printf(" --vnodes %" PRId64, jint(v, "vnodes"));
 		json_object_object_get_ex(v, "check", &chk);
 		print_check(chk);
 		printf("\n");
