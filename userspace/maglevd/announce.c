@@ -202,9 +202,13 @@ static bool route_add(const struct route *r)
 	char name[64];
 	int e;
 
-	if (an.nroutes == MAX_ROUTES)
-		return false;
 	route_name(r, name, sizeof(name));
+	if (an.nroutes == MAX_ROUTES) {
+		an.errors++;
+		log_err("announce: not announcing %s: table %u already holds %u routes of ours",
+			name, an.table, MAX_ROUTES);
+		return false;
+	}
 	e = route_write(r, true);
 	if (e && e != -EEXIST) {
 		an.errors++;
