@@ -277,6 +277,9 @@ static bool first_checks_done(struct daemon *d, const struct vip *v)
 	vip_hc(v, &d->cfg.hc, &p);
 	if (p.type == HC_NONE)
 		return true;
+	/* No backend, no check spoken: else the latch would close on an empty VIP. */
+	if (!v->nbe)
+		return false;
 	for (j = 0; j < v->nbe; j++)
 		if (!health_checks_total(v->bes[j].idx, true) &&
 		    !health_checks_total(v->bes[j].idx, false))
