@@ -182,10 +182,11 @@ longconn_start() {
 		-s "$(topo_srcs4 60)" -n 60 -i 100 -T "${2:-6}"
 	LC=$TOPO_BG_PID
 }
-# longconn_ok NAME: every connection alive, no reset, none switched backend.
+# longconn_ok NAME: every connection alive, no reset, none switched backend,
+# and no stall over a second (longconn's exit status, left in LCRC by wait).
 longconn_ok() {
 	local f=$TOPO_DIR/$1.out
-	[ "$(e2e_field "$f" alive)" = 60 ] && [ "$(e2e_field "$f" resets)" = 0 ] &&
+	[ "$LCRC" = 0 ] && [ "$(e2e_field "$f" alive)" = 60 ] && [ "$(e2e_field "$f" resets)" = 0 ] &&
 		[ "$(e2e_field "$f" switched)" = 0 ]
 }
 broken() {
@@ -209,6 +210,7 @@ c1=$(lb_packets 1)
 sleep 1
 e1=$(lb_packets 1)
 wait $LC
+LCRC=$?
 longconn_ok maint
 e2e_result $? "connections that crossed lb1 ($((b1 - a1)) packets in 0.5 s) go on through lb2/lb3: all 60 alive, zero resets, same backends" \
 	"$(cat "$TOPO_DIR/maint.out")"
@@ -260,9 +262,10 @@ topo_lb_start 2
 topo_wait_up 2 5 || topo_die "lb2: backends not up after the restart"
 sleep 1 # its first checks and a reconcile
 wait $LC
+LCRC=$?
 rc=0
 longconn_ok kill || rc=1
-e2e_result $rc "through the kill and the restart: all 60 connections alive, zero resets (lb2 kept forwarding)" \
+e2e_result $rc "through the kill and the restart: all 60 connections alive, zero resets, no stall over 1 s (lb2 kept forwarding)" \
 	"$(cat "$TOPO_DIR/kill.out")"
 echo "# step 4: $(broken kill)"
 sleep 0.2
@@ -277,6 +280,7 @@ longconn_start flush 5
 sleep 2
 flushed=$(python3 selftests/e2e/conn_flush.py "$TOPO_DIR/bpffs/lb3/maglev_conns")
 wait $LC
+LCRC=$?
 rc=0
 [ "${flushed:-0}" -gt 0 ] && longconn_ok flush || rc=1
 e2e_result $rc "lb3's connection table lost ($flushed flows forgotten): its flows stay on their backends, zero resets" \
