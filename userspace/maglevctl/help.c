@@ -23,9 +23,8 @@ void help_main(FILE *f)
 	      "  lookup VIP SRC:SPORT    which backend a client's flow goes to, and why\n"
 	      "  save                    print the configuration as maglevctl commands\n"
 	      "  restore [--no-flush] [FILE]  apply a saved configuration, all or nothing\n"
-	      "  status                  daemon status\n"
-	      "  announce [on|off]       VIP announcement to the routers: show, or turn off\n"
-	      "                          (maintenance: withdraw every VIP) and on again\n"
+	      "  status                  daemon version and status\n"
+	      "  announce [on|off]       announced VIPs and why; off: maintenance (all out)\n"
 	      "\n"
 	      "VIP:     192.0.2.10:80/tcp  [2001:db8::10]:443/tcp  192.0.2.10:53/udp\n"
 	      "         192.0.2.10:*/tcp (all ports; also --port-any)\n"
@@ -35,6 +34,7 @@ void help_main(FILE *f)
 	      "  -j, --json          JSON output\n"
 	      "  -s, --socket PATH   control socket (default $MAGLEV_SOCKET, else\n"
 	      "                      /run/maglev/maglevd.sock)\n"
+	      "  -V, --version       print maglevctl's version and exit\n"
 	      "  -h, --help          this help\n"
 	      "\n"
 	      "Exit status: 0 done, 1 rejected (reason on stderr) or no daemon, 2 usage error.\n",
@@ -105,7 +105,8 @@ static const struct {
 	 "request: either every line is applied or nothing is. Without --no-flush the\n"
 	 "file replaces the running configuration; with it, it is added to it.\n"},
 	{"status", NULL,
-	 "Usage: maglevctl status\nDaemon PID, uptime, interfaces, XDP mode, counts, and each\n"
+	 "Usage: maglevctl status\nDaemon version, PID, uptime, interfaces, XDP mode, counts, and "
+	 "each\n"
 	 "VIP's announce state.\n"},
 	{"announce", NULL,
 	 "Usage: maglevctl announce [on|off]\n"
