@@ -370,16 +370,19 @@ static void reconcile(struct daemon *d)
 		}
 		an.retry_ms = 0;
 	}
+	/* After a refused write, wait for the next read-back: no log every tick. */
+	if (now < an.retry_ms)
+		return;
 	for (i = 0; i < an.nroutes;) {
 		const char *why;
 		int w = want(d, &an.routes[i], &why);
 
 		if (!w && route_del(i, why))
 			continue; /* the last one moved into i */
+		if (!w)
+			an.retry_ms = an.next_resync_ms; /* logged */
 		i++;
 	}
-	if (now < an.retry_ms)
-		return;
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		const struct vip *v = d->reg->vips[i];
 		struct route r = {0};
@@ -389,7 +392,7 @@ static void reconcile(struct daemon *d)
 		r.family = v->key.family;
 		memcpy(r.addr, v->key.addr, sizeof(r.addr));
 		if (route_find(&r) < 0 && !route_add(&r))
-			an.retry_ms = now + RESYNC_MS; /* logged; try again later */
+			an.retry_ms = an.next_resync_ms; /* logged */
 	}
 }
 
