@@ -5,7 +5,8 @@
 # /32 appears only once it is ready (backends up, first checks done) and
 # goes on health (every backend down / one back), on `maglevctl announce
 # off|on` (a maintenance that outlives a restart, while forwarding goes on),
-# and on SIGTERM (withdrawn at once, exit after the grace). A SIGKILL leaves
+# on the program detached behind maglevd's back (until a reload attaches
+# it), and on SIGTERM (withdrawn at once, exit after the grace). A SIGKILL leaves
 # the route, and the restart after it changes nothing in the table (watched
 # with `ip monitor route`, which is shown to see deletes at the end).
 . "$(dirname "$0")/lib.sh"
@@ -123,6 +124,20 @@ check "announce with a bad state: refused by maglevd, naming it" \
 ctl announce on >/dev/null
 check "announce on: announced again, marker removed" \
 	bash -c "for i in \$(seq 40); do ip -n $NS_LB route show table $TABLE proto $PROTO | grep -q 'blackhole 192.0.2.30' && [ ! -e $STATE.announce-off ] && exit 0; sleep 0.05; done; exit 1"
+
+# The program detached behind maglevd's back (its pinned link detached):
+# withdrawn (not_attached); a reload attaches it again: announced again.
+pid_prog=$(lbx ip -j -d link show lb0 | jq '.[0].xdp.prog.id // empty')
+lid=$(bpftool -j link show | jq --argjson p "${pid_prog:-0}" '.[] | select(.type == "xdp" and .prog_id == $p) | .id')
+if [ -n "$lid" ] && bpftool link detach id "$lid"; then
+	check "program detached: withdrawn" wait_route 192.0.2.30 no 2
+	check "reason not_attached, naming the interface" \
+		bash -c "[ \"\$($MAGLEVCTL -j announce | jq -r '.announce.vips[0].detail')\" = 'program not attached on lb0' ]"
+	kill -HUP "$DPID"
+	check "SIGHUP attaches it again: announced again" wait_route 192.0.2.30 yes 5
+else
+	nok "detach the balancer's XDP link (bpftool link detach)"
+fi
 
 # SIGKILL: the route stays; the restart causes no route change at all.
 kill9_daemon
