@@ -125,6 +125,12 @@ ctl announce on >/dev/null
 check "announce on: announced again, marker removed" \
 	bash -c "for i in \$(seq 40); do ip -n $NS_LB route show table $TABLE proto $PROTO | grep -q 'blackhole 192.0.2.30' && [ ! -e $STATE.announce-off ] && exit 0; sleep 0.05; done; exit 1"
 
+# A route deleted by someone else comes back with the next read-back (5 s).
+check "someone deletes the route of 192.0.2.32" \
+	bash -c "ip -n $NS_LB route del blackhole 192.0.2.32/32 table $TABLE proto $PROTO && \
+		 ! ip -n $NS_LB route show table $TABLE proto $PROTO | grep -q 192.0.2.32"
+check "a route deleted behind maglevd's back is put back within 6 s" wait_route 192.0.2.32 yes 6
+
 # The program detached behind maglevd's back (its pinned link detached):
 # withdrawn (not_attached); a reload attaches it again: announced again.
 pid_prog=$(lbx ip -j -d link show lb0 | jq '.[0].xdp.prog.id // empty')
