@@ -64,7 +64,7 @@ _maglevctl() {
 			*) cands="--help" ;;
 			esac
 		elif ((n == 0)); then
-			cands="vip backend stats health table lookup save restore status help"
+			cands="vip backend stats health table lookup save restore status announce help"
 		else
 			case "$obj" in
 			vip)
@@ -87,6 +87,7 @@ _maglevctl() {
 				((n == 1)) && cands=$(_maglevctl_query vip list vip)
 				;;
 			restore) files=true ;;
+			announce) ((n == 1)) && cands="on off" ;;
 			esac
 		fi
 		;;

@@ -26,6 +26,7 @@ void help_main(FILE *f)
 	      "  save                    print the configuration as maglevctl commands\n"
 	      "  restore [--no-flush] [FILE]  apply a saved configuration, all or nothing\n"
 	      "  status                  daemon version and status\n"
+	      "  announce [on|off]       announced VIPs and why; off: maintenance (all out)\n"
 	      "\n"
 	      "VIP:     192.0.2.10:80/tcp  [2001:db8::10]:443/tcp  192.0.2.10:53/udp\n"
 	      "         192.0.2.10:*/tcp (all ports; also --port-any)\n"
@@ -123,7 +124,13 @@ static const struct {
 	 "file replaces the running configuration; with it, it is added to it.\n"},
 	{"status", NULL,
 	 "Usage: maglevctl status\nDaemon version, PID, uptime, interfaces, XDP mode, counts, health\n"
-	 "checks that could not be made (unknown).\n"},
+	 "checks that could not be made (unknown), and each VIP's announce state.\n"},
+	{"announce", NULL,
+	 "Usage: maglevctl announce [on|off]\n"
+	 "Without an argument: whether each VIP is announced (its route in the config's\n"
+	 "announce_table, which the routing daemon exports) and why. off: maintenance,\n"
+	 "every VIP of this balancer is withdrawn while it goes on forwarding what still\n"
+	 "arrives; it lasts across restarts until announce on. Needs announce_table.\n"},
 };
 
 bool help_topic(FILE *f, const char *object, const char *verb)

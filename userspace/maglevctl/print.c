@@ -272,6 +272,31 @@ void print_lookup(const struct ctl_opts *o, json_object *resp)
 	       s_or(resp, "table_backend", "(empty)"));
 }
 
+/* The "announce" member of status and announce answers. */
+void print_announce(const struct ctl_opts *o, json_object *resp)
+{
+	json_object *a, *arr;
+	size_t i, n;
+
+	if (!json_object_object_get_ex(resp, "announce", &a) || !jbool(a, "enabled")) {
+		printf("announce: off (no announce_table in the config)\n");
+		return;
+	}
+	n = arr_len(a, "routes", &arr);
+	printf("announce: %s, table %" PRId64 " protocol %" PRId64 ", %zu route%s\n",
+	       jbool(a, "stopping")	 ? "stopping"
+	       : jbool(a, "maintenance") ? "off (maintenance)"
+					 : "on",
+	       jint(a, "table"), jint(a, "protocol"), n, n == 1 ? "" : "s");
+	n = arr_len(a, "vips", &arr);
+	for (i = 0; i < n; i++) {
+		json_object *v = json_object_array_get_idx(arr, i);
+
+		printf("  %-30s %-9s %s\n", s_or(v, "vip", "?"),
+		       jbool(v, "announced") ? "announced" : "withdrawn", s_or(v, "detail", ""));
+	}
+}
+
 void print_status(const struct ctl_opts *o, json_object *resp)
 {
 	json_object *ifs;
@@ -288,4 +313,5 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 	       s_or(resp, "state_file", "?"));
 	printf("health checks that could not be made (unknown, no verdict): %" PRId64 "\n",
 	       jint(resp, "health_checks_unknown"));
+	print_announce(o, resp);
 }

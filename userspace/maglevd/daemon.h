@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <json-c/json.h>
 
 #include "config.h"
@@ -109,5 +110,19 @@ int daemon_dp_config(struct daemon *d, const struct maglevd_config *cfg, struct 
  */
 int nexthop_watch_start(struct daemon *d, char *err, size_t errlen);
 void nexthop_watch_stop(struct daemon *d);
+
+/*
+ * Announcing VIPs as kernel routes for a routing daemon (announce.c). Off
+ * unless announce_table is set.
+ */
+int announce_start(struct daemon *d, char *err, size_t errlen);
+/* Decide every VIP and keep the routes; called every tick. */
+void announce_tick(struct daemon *d);
+/* A stop was asked: withdraw, and true while the grace keeps the loop going. */
+bool announce_grace(struct daemon *d);
+/* maglevctl announce on|off: maintenance, kept across restarts. */
+int announce_set(struct daemon *d, bool on, char *err, size_t errlen);
+json_object *announce_json(struct daemon *d);
+void announce_metrics(struct daemon *d, FILE *f);
 
 #endif /* MAGLEVD_DAEMON_H */

@@ -44,7 +44,8 @@ static void usage(FILE *f)
 		   "  -h, --help         this help\n"
 		   "Runs in the foreground, logs to stderr, notifies systemd when ready.\n"
 		   "Signals: SIGTERM/SIGINT exit leaving the XDP program attached and\n"
-		   "forwarding; SIGHUP reloads the configuration file.\n"
+		   "forwarding (announced VIPs are withdrawn first, announce_stop_grace_ms\n"
+		   "before the exit); SIGHUP reloads the configuration file.\n"
 		   "Control it with maglevctl(8); see maglevd(8) and maglevd.conf(5).\n");
 }
 
@@ -308,6 +309,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 		log_debug("timer read: %s", strerror(errno));
 	stream_sweep(d);
 	health_tick(d);
+	announce_tick(d);
 	slowpath_tick(d);
 	if (now - last_sample >= 1000) {
 		last_sample = now;
@@ -391,7 +393,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (maglev_dp_mounted_bpffs(d.dp))
-		log_info("no bpffs was mounted at " MAGLEV_BPFFS_ROOT ": mounted one for pin dir %s",
+		log_info("no bpffs was mounted at " MAGLEV_BPFFS_ROOT
+			 ": mounted one for pin dir %s",
 			 d.cfg.pin_dir);
 	d.ctx.dp = d.dp;
 	d.ctx.cfg = &d.cfg;
@@ -450,12 +453,17 @@ int main(int argc, char **argv)
 		log_err("state file: %s", err);
 		goto fail_metrics;
 	}
+	if (announce_start(&d, err, sizeof(err))) {
+		log_err("%s", err);
+		goto fail_metrics;
+	}
 	slowpath_tick(&d);
 	log_info("ready: control socket %s, metrics %s, pin dir %s", d.cfg.control_socket,
 		 d.cfg.metrics_listen[0] ? d.cfg.metrics_listen : "off", d.cfg.pin_dir);
 	sd_notify(0, "READY=1");
 
-	while (!d.stop) {
+	/* A stop first withdraws the announced VIPs and lets them converge. */
+	while (!d.stop || announce_grace(&d)) {
 		struct epoll_event evs[64];
 		int n = epoll_wait(d.epfd, evs, 64, -1);
 

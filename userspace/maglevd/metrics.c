@@ -222,6 +222,7 @@ char *metrics_render(struct daemon *d, size_t *len)
 					hc_names[i], (unsigned long long)hc[i]);
 		}
 	}
+	announce_metrics(d, f);
 	head(f, "maglevd_vips", "gauge", "VIPs configured.");
 	fprintf(f, "maglevd_vips %u\n", d->reg->nvips);
 	head(f, "maglevd_backends", "gauge", "Backends configured over all VIPs.");

@@ -1042,6 +1042,27 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 	json_object_object_add(o, "state_file", json_object_new_string(d->cfg.state_file));
 	json_object_object_add(o, "health_checks_unknown",
 			       json_object_new_uint64(health_unknown_total()));
+	json_object_object_add(o, "announce", announce_json(d));
+	return o;
+}
+
+/* {"cmd":"announce"} shows, {"cmd":"announce","state":"on"|"off"} sets too. */
+static json_object *do_announce(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"state", NULL};
+	json_object *o;
+	const char *s;
+
+	if (check_keys(req, keys, e) || get_str(req, "state", false, &s, e))
+		return NULL;
+	if (s && strcmp(s, "on") && strcmp(s, "off")) {
+		fail(e, "announce state '%.20s': want on or off", s);
+		return NULL;
+	}
+	if (s && announce_set(d, !strcmp(s, "on"), e->msg, sizeof(e->msg)))
+		return NULL;
+	o = ok_reply();
+	json_object_object_add(o, "announce", announce_json(d));
 	return o;
 }
 
@@ -1052,6 +1073,7 @@ static const struct {
 	{"vip.list", do_vip_list}, {"vip.show", do_vip_show}, {"backend.list", do_backend_list},
 	{"stats", do_stats},	   {"health", do_health},     {"table", do_table},
 	{"lookup", do_lookup},	   {"dump", do_dump},	      {"status", do_status},
+	{"announce", do_announce},
 };
 
 static json_object *handle(struct daemon *d, json_object *req, struct req_err *e)
