@@ -8,17 +8,25 @@
 
 #include "xdp_maps.h"
 
-/* The flow's bucket (NULL: no table) and *way, the way holding the flow
- * (-1: none). *hp gets the key's hash for the check word and the tag.
+/* A way holds the flow's key but fails its check: torn, or another CPU is
+ * rewriting this flow's entry. Nothing may be written over it.
  */
-static __always_inline struct maglev_conn_bucket *maglev_conn_find(const struct maglev_flow_key *k,
-								   __u64 *hp, int *way)
+#define MAGLEV_CONN_WAY_BUSY (-2)
+
+/* The flow's bucket (NULL: no table) and *way, the way holding the flow
+ * (-1: none, MAGLEV_CONN_WAY_BUSY). *hp gets the key's hash for the check
+ * word and the tag. The way's value is copied once into *c and validated
+ * there; another CPU may refill the way at any moment, so the caller uses
+ * only *c (its key is not filled in) and never reads the way again.
+ */
+static __always_inline struct maglev_conn_bucket *
+maglev_conn_find(const struct maglev_flow_key *k, __u64 *hp, int *way, struct maglev_conn_slot *c)
 {
 	struct maglev_conn_params *p;
 	struct maglev_conn_bucket *b;
 	__u32 zero = 0, idx, tag;
 	__u64 h;
-	int i;
+	int i, j;
 
 	*way = -1;
 	p = bpf_map_lookup_elem(&maglev_connkey, &zero);
@@ -34,12 +42,19 @@ static __always_inline struct maglev_conn_bucket *maglev_conn_find(const struct 
 #pragma unroll
 	for (i = 0; i < MAGLEV_CONN_WAYS; i++) {
 		struct maglev_conn_slot *s = &b->slot[i];
+		const volatile __u64 *src = (const volatile __u64 *)&s->conn;
 
-		if (b->tag[i] == tag && maglev_conn_key_eq(&s->key, k) &&
-		    maglev_conn_check(h, s) == s->check) {
+		if (b->tag[i] != tag || !maglev_conn_key_eq(&s->key, k))
+			continue;
+			/* Volatile: each word is read exactly once, into the copy. */
+#pragma unroll
+		for (j = 0; j < MAGLEV_CONN_VALUE_WORDS; j++)
+			((__u64 *)&c->conn)[j] = src[j];
+		if (maglev_conn_check(h, c) == c->check) {
 			*way = i;
 			break;
 		}
+		*way = MAGLEV_CONN_WAY_BUSY;
 	}
 	return b;
 }

@@ -589,49 +589,167 @@ TEST_F(conn, crowded_bucket_loses_one_flow_not_all)
 		ASSERT_EQ(held[i], conn_held(self->dp, &f[i]));
 }
 
+/* The connection table, mapped like the library maps it. */
+struct conn_view {
+	struct maglev_conn_bucket *m;
+	size_t bytes;
+	uint32_t buckets;
+};
+
+static int conn_view_open(struct maglev_dp *dp, struct conn_view *v)
+{
+	int fd = maglev_dp_map_fd(dp, "maglev_conns");
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	v->buckets = info.max_entries;
+	v->bytes = ((size_t)info.max_entries * sizeof(*v->m) + 4095) & ~(size_t)4095;
+	v->m = mmap(NULL, v->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return v->m == MAP_FAILED ? -1 : 0;
+}
+
+/* The slot holding f's key (check word or not), NULL if none. */
+static struct maglev_conn_slot *conn_view_slot(struct maglev_dp *dp, struct conn_view *v,
+					       const struct flow *f)
+{
+	uint32_t b = bucket_of(dp, f);
+	struct maglev_flow_key k;
+	int w;
+
+	if (b >= v->buckets)
+		return NULL;
+	flow_key(&k, f);
+	for (w = 0; w < MAGLEV_CONN_WAYS; w++)
+		if (v->m[b].tag[w] && maglev_conn_key_eq(&v->m[b].slot[w].key, &k))
+			return &v->m[b].slot[w];
+	return NULL;
+}
+
+/* Flows in f's bucket with f's key (1 normally; 2: it was recorded twice). */
+static int conn_view_copies(struct maglev_dp *dp, struct conn_view *v, const struct flow *f)
+{
+	uint32_t b = bucket_of(dp, f);
+	struct maglev_flow_key k;
+	int w, n = 0;
+
+	flow_key(&k, f);
+	for (w = 0; w < MAGLEV_CONN_WAYS && b < v->buckets; w++)
+		n += v->m[b].tag[w] && maglev_conn_key_eq(&v->m[b].slot[w].key, &k);
+	return n;
+}
+
 /*
  * A slot whose check word does not match its contents (what two CPUs
- * writing one way at the same instant could leave) is a miss: the flow is
- * re-picked from the current table, never sent to the torn value.
+ * writing one way at the same instant could leave, or what a CPU reads
+ * while another rewrites this flow's entry) is a miss: the flow goes to
+ * its Maglev pick, never to the torn value. And it is not written over:
+ * it may be another CPU's write of this very flow, half done.
  */
 TEST_F(conn, torn_slot_is_a_miss)
 {
-	int fd = maglev_dp_map_fd(self->dp, "maglev_conns");
-	struct maglev_conn_bucket *m;
+	struct maglev_conn_slot *s;
 	struct maglev_flow_key k;
 	struct maglev_conn c;
-	struct bpf_map_info info = {};
-	uint32_t len = sizeof(info), b;
-	size_t bytes;
-	int w, found = -1;
-	uint64_t miss;
+	struct conn_view v;
+	uint64_t miss, ins;
 
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &len));
+	ASSERT_EQ(0, conn_view_open(self->dp, &v));
 	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
 	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
 	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
-	bytes = (size_t)info.max_entries * sizeof(*m);
-	bytes = (bytes + 4095) & ~(size_t)4095;
-	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, m);
-	b = bucket_of(self->dp, &self->f6);
-	ASSERT_GT(info.max_entries, b);
-	flow_key(&k, &self->f6);
-	for (w = 0; w < MAGLEV_CONN_WAYS; w++)
-		if (m[b].tag[w] && maglev_conn_key_eq(&m[b].slot[w].key, &k))
-			found = w;
-	ASSERT_LE(0, found);
-	ASSERT_EQ(3, m[b].slot[found].conn.backend_idx);
+	s = conn_view_slot(self->dp, &v, &self->f6);
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(3, s->conn.backend_idx);
 	/* Another backend in the value, the check word left as it was. */
-	m[b].slot[found].conn.backend_idx = 7;
-	munmap(m, bytes);
+	s->conn.backend_idx = 7;
+	flow_key(&k, &self->f6);
 	ASSERT_EQ(-ENOENT, maglev_dp_conn_lookup(self->dp, &k, &c));
 	miss = counter(self->dp, MAGLEV_CTR_CONN_MISS);
+	ins = counter(self->dp, MAGLEV_CTR_CONN_INSERT);
 	ASSERT_EQ(5, sent_to(self, &self->f6, ACK));
-	ASSERT_EQ(miss + 1, counter(self->dp, MAGLEV_CTR_CONN_MISS));
-	ASSERT_EQ(0, maglev_dp_conn_lookup(self->dp, &k, &c));
-	ASSERT_EQ(5, c.backend_idx);
+	ASSERT_EQ(5, sent_to(self, &self->f6, SYN));
+	ASSERT_EQ(miss + 2, counter(self->dp, MAGLEV_CTR_CONN_MISS));
+	/* Neither packet wrote: the slot is as torn as it was, no copy. */
+	ASSERT_EQ(ins, counter(self->dp, MAGLEV_CTR_CONN_INSERT));
+	ASSERT_EQ(7, s->conn.backend_idx);
+	ASSERT_EQ(1, conn_view_copies(self->dp, &v, &self->f6));
+	munmap(v.m, v.bytes);
+}
+
+/*
+ * What a CPU reading an entry sees while another revalidates it after a
+ * VIP change: the VIP generation already rewritten, the rest not yet. It is
+ * still the flow's entry: the packet keeps its backend, nothing is written.
+ * (Before, vip_gen was in the check word and rewritten apart from it: the
+ * reader took the flow for new, sent it to a fresh pick and recorded it a
+ * second time.)
+ */
+TEST_F(conn, revalidation_seen_half_done_keeps_backend)
+{
+	struct maglev_conn_slot *s;
+	struct conn_view v;
+	uint32_t zero = 0, gen;
+	uint8_t other[16];
+	uint64_t ins;
+
+	ASSERT_EQ(0, conn_view_open(self->dp, &v));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	/* An unrelated VIP change; then the first store of a revalidation. */
+	v4addr(other, 203, 0, 113, 77);
+	ASSERT_EQ(0, add_vip(self->dp, other, P_AF4, 53, IPPROTO_UDP, 9, 0, 0));
+	ASSERT_EQ(0, bpf_map_lookup_elem(maglev_dp_map_fd(self->dp, "maglev_vipgen"), &zero, &gen));
+	s = conn_view_slot(self->dp, &v, &self->f4);
+	ASSERT_NE(NULL, s);
+	ASSERT_NE(gen, s->vip_gen);
+	s->vip_gen = gen;
+	ins = counter(self->dp, MAGLEV_CTR_CONN_INSERT);
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(ins, counter(self->dp, MAGLEV_CTR_CONN_INSERT));
+	ASSERT_EQ(1, conn_view_copies(self->dp, &v, &self->f4));
+	/* And the revalidation itself: the next VIP change. */
+	ASSERT_EQ(0, add_vip(self->dp, other, P_AF4, 54, IPPROTO_UDP, 9, 0, 0));
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(0, bpf_map_lookup_elem(maglev_dp_map_fd(self->dp, "maglev_vipgen"), &zero, &gen));
+	ASSERT_EQ(gen, s->vip_gen);
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(ins, counter(self->dp, MAGLEV_CTR_CONN_INSERT));
+	munmap(v.m, v.bytes);
+}
+
+/*
+ * Another CPU refreshed a UDP entry with its clock reading, later than
+ * this CPU's (read just before): the flow was seen a moment ago, not 2^64
+ * ns ago. The entry stays; before, the unsigned difference wrapped and
+ * expired it, and the flow moved to the current table's pick.
+ */
+TEST_F(conn, udp_later_last_seen_is_not_idle)
+{
+	struct maglev_conn_slot *s;
+	struct conn_view v;
+	struct flow f = self->f4;
+	struct timespec ts;
+
+	f.proto = IPPROTO_UDP;
+	ASSERT_EQ(0, conn_view_open(self->dp, &v));
+	set_cfg(_metadata, self->dp, 300 * 1000000ULL, 0);
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &f, 0));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	s = conn_view_slot(self->dp, &v, &f);
+	ASSERT_NE(NULL, s);
+	/* bpf_ktime_get_coarse_ns() is CLOCK_MONOTONIC_COARSE: a few ticks
+	 * ahead, as a CPU that read the clock after ours could have stored.
+	 */
+	ASSERT_EQ(0, clock_gettime(CLOCK_MONOTONIC_COARSE, &ts));
+	s->conn.last_seen_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec + 20000000ULL;
+	ASSERT_EQ(3, sent_to(self, &f, 0));
+	ASSERT_EQ(3, sent_to(self, &f, 0));
+	ASSERT_EQ(0, counter(self->dp, MAGLEV_CTR_CONN_EXPIRED));
+	munmap(v.m, v.bytes);
 }
 
 /* maglev_dp_conn_flush forgets every flow and says how many there were. */
