@@ -23,7 +23,23 @@ static __always_inline int maglev_verdict_r(int r)
 static __always_inline int maglev_is_syn(const struct maglev_pkt *pkt)
 {
 	/* SYN without ACK: a new connection attempt. */
-	return pkt->key.proto == IPPROTO_TCP && (pkt->tcp_flags & 0x12) == 0x02;
+	return pkt->key.proto == IPPROTO_TCP &&
+	       (pkt->tcp_flags & (MAGLEV_TCP_SYN | MAGLEV_TCP_ACK)) == MAGLEV_TCP_SYN;
+}
+
+/*
+ * A SYN for a recorded flow keeps the recorded backend (checked as for any
+ * packet) if the flow has sent more than its first packet, was used since
+ * the bucket's reference bits were last cleared, and the client has sent
+ * no FIN or RST: that is an established connection, and a spoofed SYN must
+ * not move it (its backend answers with a challenge ACK, RFC 5961). A SYN
+ * retransmit, a SYN for a closing, or an idle, entry takes the pick.
+ */
+static __always_inline int maglev_syn_keeps(const struct maglev_conn_bucket *b, int way,
+					    const struct maglev_conn_slot *c)
+{
+	return b->ref[way & (MAGLEV_CONN_WAYS - 1)] == MAGLEV_CONN_REF_USED &&
+	       !(c->flags & MAGLEV_CONN_F_CLOSING);
 }
 
 /* Where a packet goes: the backend and the VIP data the encapsulation needs. */
@@ -37,7 +53,8 @@ struct maglev_dest {
 };
 
 /* The backend of entry c (the copy maglev_conn_find validated) if it may
- * still be used (flags, generation, UDP idle time), else 0 (counted). Only
+ * still be used (backend flags, generation, UDP idle time), else 0
+ * (counted). Only
  * UDP reads the clock, and writes the entry's way e only when last_seen is
  * more than udp_idle_ns/16 old (last_seen is not in the check word: if the
  * way was refilled meanwhile, its new flow's last_seen is refreshed).
@@ -73,6 +90,12 @@ static __always_inline __u32 maglev_conn_usable(struct maglev_conn_slot *e,
 		if (idle > (__s64)(cfg->udp_idle_ns >> 4))
 			e->conn.last_seen_ns = *now;
 	}
+	/* FIN or RST from the client (tcp_flags is 0 for UDP): closing, marked
+	 * once. flags is not in the check word: one byte store.
+	 */
+	if (!icmp && (pkt->tcp_flags & (MAGLEV_TCP_FIN | MAGLEV_TCP_RST)) &&
+	    !(c->flags & MAGLEV_CONN_F_CLOSING))
+		e->flags = c->flags | MAGLEV_CONN_F_CLOSING;
 	*bep = be;
 	return idx;
 }
@@ -157,7 +180,7 @@ static __always_inline void maglev_record(const struct maglev_pkt *pkt,
 	s->vip_id = d->vip_id;
 	s->vip_gen = gen;
 	s->encap = d->encap;
-	s->pad = 0;
+	s->flags = 0;
 	s->gue_port = d->gue_port;
 	s->check = maglev_conn_check(h, s);
 	b->ref[w] = 0;
@@ -225,7 +248,7 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 	/* From here on the entry is c; e is only written. */
 	if (way >= 0) {
 		e = &b->slot[way & (MAGLEV_CONN_WAYS - 1)];
-		if (!syn)
+		if (!syn || maglev_syn_keeps(b, way, &c))
 			d.idx = maglev_conn_usable(e, &c, cfg, pkt, &d.be, &now, 0);
 	}
 	if (e && d.idx && c.vip_gen == gen) {

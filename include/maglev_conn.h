@@ -41,7 +41,7 @@ struct maglev_conn_slot {
 	__u32 vip_id;
 	__u32 vip_gen; /* VIP generation when vip_id/encap/gue_port were cached; not in check */
 	__u8 encap;
-	__u8 pad;
+	__u8 flags; /* MAGLEV_CONN_F_*; not in check */
 	__u16 gue_port;
 	__u32 check; /* maglev_conn_check() */
 };
@@ -55,6 +55,11 @@ _Static_assert(sizeof(struct maglev_conn_slot) % 8 == 0 &&
 		       __builtin_offsetof(struct maglev_conn_slot, conn) % 8 == 0 &&
 		       __builtin_offsetof(struct maglev_conn_slot, vip_id) % 8 == 0,
 	       "slot value words");
+
+/* The client sent a FIN or an RST: the connection is closing, and a SYN
+ * for its tuple is a new connection (re-picked).
+ */
+#define MAGLEV_CONN_F_CLOSING 0x01
 
 /* Reference bits of a way: used since the bits were last cleared, and used
  * at all since the flow was written (0: a flow that has sent one packet).

@@ -56,7 +56,21 @@ static int sent_to(FIXTURE_DATA(conn) * self, const struct flow *f, uint8_t flag
 	return backend_sent_to(self->prog, f, flags, (const uint8_t(*)[16])self->be, NBE);
 }
 
+/* Backend idx up, draining (MAGLEV_BACKEND_F_DRAIN) or down (0). */
+static int backend_flags(struct maglev_dp *dp, uint32_t idx, uint8_t flags)
+{
+	struct maglev_backend b;
+	int ret = maglev_dp_backend_get(dp, idx, &b);
+
+	if (ret)
+		return ret;
+	b.flags = flags;
+	return maglev_dp_backend_set(dp, idx, &b);
+}
+
+#define FIN 0x01
 #define SYN 0x02
+#define RST 0x04
 #define ACK 0x10
 
 static void persistence_case(struct __test_metadata *_metadata, FIXTURE_DATA(conn) * self,
@@ -76,12 +90,14 @@ static void persistence_case(struct __test_metadata *_metadata, FIXTURE_DATA(con
 	ASSERT_EQ(3, sent_to(self, f, ACK)); /* established: keeps its backend */
 	ASSERT_EQ(3, sent_to(self, f, ACK));
 	g.sport++;
-	ASSERT_EQ(4, sent_to(self, &g, ACK)); /* a new flow follows the new table */
-	ASSERT_EQ(4, sent_to(self, f, SYN));  /* a SYN always takes the Maglev pick */
+	ASSERT_EQ(4, sent_to(self, &g, ACK));	   /* a new flow follows the new table */
+	ASSERT_EQ(3, sent_to(self, f, SYN));	   /* a SYN amid traffic: kept */
+	ASSERT_EQ(3, sent_to(self, f, FIN | ACK)); /* the client closes */
+	ASSERT_EQ(4, sent_to(self, f, SYN));	   /* a new connection: the pick */
 	ASSERT_EQ(4, sent_to(self, f, ACK));
 	ASSERT_EQ(0, maglev_dp_conn_lookup(self->dp, &k, &c));
 	ASSERT_EQ(4, c.backend_idx);
-	ASSERT_EQ(3, counter(self->dp, MAGLEV_CTR_CONN_HIT));
+	ASSERT_EQ(5, counter(self->dp, MAGLEV_CTR_CONN_HIT));
 }
 
 TEST_F(conn, persists_across_swap_v4)
@@ -96,21 +112,16 @@ TEST_F(conn, persists_across_swap_v6)
 
 TEST_F(conn, unusable_backend_repicked)
 {
-	struct maglev_backend b;
-
 	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
 	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
 	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
 
 	/* Draining: established flows stay. */
-	ASSERT_EQ(0, maglev_dp_backend_get(self->dp, 3, &b));
-	b.flags = MAGLEV_BACKEND_F_DRAIN;
-	ASSERT_EQ(0, maglev_dp_backend_set(self->dp, 3, &b));
+	ASSERT_EQ(0, backend_flags(self->dp, 3, MAGLEV_BACKEND_F_DRAIN));
 	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
 
 	/* Down: re-picked from the current table. */
-	b.flags = 0;
-	ASSERT_EQ(0, maglev_dp_backend_set(self->dp, 3, &b));
+	ASSERT_EQ(0, backend_flags(self->dp, 3, 0));
 	ASSERT_EQ(5, sent_to(self, &self->f4, ACK));
 	ASSERT_EQ(1, counter(self->dp, MAGLEV_CTR_CONN_REPICK));
 	ASSERT_EQ(5, sent_to(self, &self->f4, ACK));
@@ -130,6 +141,65 @@ TEST_F(conn, reused_backend_slot_repicked)
 	ASSERT_EQ(0, maglev_dp_backend_set(self->dp, 3, &b));
 	ASSERT_EQ(5, sent_to(self, &self->f6, ACK));
 	ASSERT_EQ(1, counter(self->dp, MAGLEV_CTR_CONN_REPICK));
+}
+
+/*
+ * A SYN for a connection that is sending (its entry used since written and
+ * recently, no FIN or RST from the client) keeps its backend after the pick
+ * changed: a spoofed SYN must not move or reset it (the backend answers it
+ * with a challenge ACK). Before, every SYN took the fresh pick.
+ */
+TEST_F(conn, syn_keeps_established_backend)
+{
+	struct maglev_flow_key k;
+	struct maglev_conn c;
+	uint64_t ins;
+
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
+	ASSERT_EQ(3, sent_to(self, &self->f6, ACK));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	ins = counter(self->dp, MAGLEV_CTR_CONN_INSERT);
+	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
+	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
+	ASSERT_EQ(3, sent_to(self, &self->f6, ACK));
+	ASSERT_EQ(ins, counter(self->dp, MAGLEV_CTR_CONN_INSERT));
+	flow_key(&k, &self->f6);
+	ASSERT_EQ(0, maglev_dp_conn_lookup(self->dp, &k, &c));
+	ASSERT_EQ(3, c.backend_idx);
+	/* Draining: still kept; down: re-picked, SYN or not. */
+	ASSERT_EQ(0, backend_flags(self->dp, 3, MAGLEV_BACKEND_F_DRAIN));
+	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
+	ASSERT_EQ(0, backend_flags(self->dp, 3, 0));
+	ASSERT_EQ(5, sent_to(self, &self->f6, SYN));
+}
+
+/* Which SYNs still take the pick: a retransmit (the flow has sent nothing
+ * else), and a SYN after the client's FIN or RST (a new connection on the
+ * tuple).
+ */
+TEST_F(conn, syn_after_close_or_retransmit_repicks)
+{
+	static const uint8_t close_flags[2] = {FIN | ACK, RST};
+	struct flow f = self->f4;
+	int i;
+
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &f, SYN));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	ASSERT_EQ(5, sent_to(self, &f, SYN)); /* retransmit: nothing else sent */
+	for (i = 0; i < 2; i++) {
+		f.sport = (uint16_t)(42000 + i);
+		ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+		ASSERT_EQ(3, sent_to(self, &f, SYN));
+		ASSERT_EQ(3, sent_to(self, &f, ACK));
+		ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+		ASSERT_EQ(3, sent_to(self, &f, close_flags[i]));
+		ASSERT_EQ(3, sent_to(self, &f, ACK)); /* closing: still its backend */
+		ASSERT_EQ(5, sent_to(self, &f, SYN));
+		ASSERT_EQ(5, sent_to(self, &f, ACK));
+		ASSERT_EQ(5, sent_to(self, &f, SYN)); /* the new one is not closing */
+	}
 }
 
 /* The new-flow limit is per CPU: keep every packet of a test on one. */
@@ -717,6 +787,32 @@ TEST_F(conn, revalidation_seen_half_done_keeps_backend)
 	ASSERT_EQ(gen, s->vip_gen);
 	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
 	ASSERT_EQ(ins, counter(self->dp, MAGLEV_CTR_CONN_INSERT));
+	munmap(v.m, v.bytes);
+}
+
+/*
+ * A connection idle since the bucket's reference bits were last cleared
+ * (what its replacement does when all four ways were in use) is not
+ * protected: its SYN takes the pick, as any SYN did before.
+ */
+TEST_F(conn, syn_for_idle_entry_repicks)
+{
+	uint32_t bkt = bucket_of(self->dp, &self->f4);
+	struct maglev_conn_slot *s;
+	struct conn_view v;
+	int w;
+
+	ASSERT_EQ(0, conn_view_open(self->dp, &v));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	s = conn_view_slot(self->dp, &v, &self->f4);
+	ASSERT_NE(NULL, s);
+	w = (int)(s - v.m[bkt].slot);
+	ASSERT_EQ(MAGLEV_CONN_REF_USED, v.m[bkt].ref[w]);
+	v.m[bkt].ref[w] = MAGLEV_CONN_REF_SEEN;
+	ASSERT_EQ(5, sent_to(self, &self->f4, SYN));
 	munmap(v.m, v.bytes);
 }
 
