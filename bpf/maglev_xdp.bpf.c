@@ -90,12 +90,31 @@ static __always_inline __u32 maglev_conn_usable(struct maglev_conn_slot *e,
 		if (idle > (__s64)(cfg->udp_idle_ns >> 4))
 			e->conn.last_seen_ns = *now;
 	}
-	/* FIN or RST from the client (tcp_flags is 0 for UDP): closing, marked
-	 * once. flags is not in the check word: one byte store.
+	/* TCP's clock readings stay here (not *now): fewer states for the
+	 * verifier to walk the rest of the program with.
 	 */
-	if (!icmp && (pkt->tcp_flags & (MAGLEV_TCP_FIN | MAGLEV_TCP_RST)) &&
-	    !(c->flags & MAGLEV_CONN_F_CLOSING))
-		e->flags = c->flags | MAGLEV_CONN_F_CLOSING;
+	if (!icmp && (c->flags & MAGLEV_CONN_F_CLOSING)) {
+		/* Closed by the client tcp_closed_ns ago: a new flow now. */
+		if ((__s64)(bpf_ktime_get_coarse_ns() - c->conn.last_seen_ns) >
+		    (__s64)maglev_tcp_closed_ns) {
+			maglev_count(MAGLEV_CTR_CONN_EXPIRED);
+			return 0;
+		}
+	} else if (!icmp && (pkt->tcp_flags & (MAGLEV_TCP_FIN | MAGLEV_TCP_RST))) {
+		/* FIN or RST from the client (tcp_flags is 0 for UDP): closing
+		 * from now, marked once. Neither field is in the check word;
+		 * flags shares a word with it, swapped only while the word is
+		 * still c's, so a way refilled meanwhile is not marked.
+		 */
+		struct maglev_conn_slot m = *c;
+		__u64 o, n;
+
+		e->conn.last_seen_ns = bpf_ktime_get_coarse_ns();
+		m.flags |= MAGLEV_CONN_F_CLOSING;
+		__builtin_memcpy(&o, &c->encap, sizeof(o));
+		__builtin_memcpy(&n, &m.encap, sizeof(n));
+		__sync_val_compare_and_swap((__u64 *)&e->encap, o, n);
+	}
 	*bep = be;
 	return idx;
 }

@@ -59,7 +59,8 @@ maglev_conn_find(const struct maglev_flow_key *k, __u64 *hp, int *way, struct ma
 	return b;
 }
 
-/* Way for a new flow: an empty one, else the first whose flow has sent
+/* Way for a new flow: an empty one, else a closed flow's whose time is up
+ * (maglev_tcp_closed_ns after its FIN or RST), else the first whose flow has sent
  * nothing since it was written (one-packet flows: scans, floods, SYNs not
  * yet answered), else the first not used since the reference bits were last
  * cleared (not recently used), else, every way in recent use, clear the
@@ -71,12 +72,24 @@ maglev_conn_find(const struct maglev_flow_key *k, __u64 *hp, int *way, struct ma
  */
 static __always_inline __u32 maglev_conn_victim(struct maglev_conn_bucket *b, __u32 tag)
 {
-	int i;
+	int i, closing = -1;
 
 #pragma unroll
 	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
 		if (!b->tag[i])
 			return i;
+			/* A closed connection's way, once its time is up (only the first
+			 * closing way is looked at: one clock read). Read unvalidated: a torn
+			 * value only changes which flow is evicted.
+			 */
+#pragma unroll
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
+		if (closing < 0 && (b->slot[i].flags & MAGLEV_CONN_F_CLOSING))
+			closing = i;
+	if (closing >= 0 && (__s64)(bpf_ktime_get_coarse_ns() -
+				    b->slot[closing & (MAGLEV_CONN_WAYS - 1)].conn.last_seen_ns) >
+				    (__s64)maglev_tcp_closed_ns)
+		return closing;
 #pragma unroll
 	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
 		if (!b->ref[i])

@@ -10,8 +10,9 @@
  * function, no lock. A flow lives in bucket (hash & mask); its way is found
  * by a 32-bit tag and then the full key. Replacement within the bucket is
  * "not recently used" over two reference bits per way: an empty way first,
- * else a flow never used since it was written, else one not used since the
- * bits were last cleared (bpf/xdp_conn.h).
+ * else a closed connection's past tcp_closed_ns, else a flow never used
+ * since it was written, else one not used since the bits were last
+ * cleared (bpf/xdp_conn.h).
  *
  * The table is shared by all CPUs without locks. Two CPUs writing the same
  * way at once (two new flows in one bucket in the same instant) could leave
@@ -47,19 +48,27 @@ struct maglev_conn_slot {
 };
 
 /* What a reader copies: conn .. check, as 64-bit words. vip_id and vip_gen
- * share one aligned word, rewritten with one compare-and-swap.
+ * share one aligned word, encap, flags, gue_port and check another, each
+ * rewritten with one compare-and-swap.
  */
 #define MAGLEV_CONN_VALUE_WORDS \
 	((sizeof(struct maglev_conn_slot) - __builtin_offsetof(struct maglev_conn_slot, conn)) / 8)
 _Static_assert(sizeof(struct maglev_conn_slot) % 8 == 0 &&
 		       __builtin_offsetof(struct maglev_conn_slot, conn) % 8 == 0 &&
-		       __builtin_offsetof(struct maglev_conn_slot, vip_id) % 8 == 0,
+		       __builtin_offsetof(struct maglev_conn_slot, vip_id) % 8 == 0 &&
+		       __builtin_offsetof(struct maglev_conn_slot, encap) % 8 == 0,
 	       "slot value words");
 
-/* The client sent a FIN or an RST: the connection is closing, and a SYN
- * for its tuple is a new connection (re-picked).
+/* The client sent a FIN or an RST: the connection is closing, a SYN for
+ * its tuple is a new connection (re-picked), and the entry expires
+ * tcp_closed_ns after (last_seen_ns then holds when it was marked).
  */
 #define MAGLEV_CONN_F_CLOSING 0x01
+
+/* How long a closing entry still holds its backend (the last ACKs of the
+ * close) before it expires: the default of maglev_dp_opts.tcp_closed_ns.
+ */
+#define MAGLEV_TCP_CLOSED_NS_DEFAULT (10 * 1000000000ULL)
 
 /* Reference bits of a way: used since the bits were last cleared, and used
  * at all since the flow was written (0: a flow that has sent one packet).

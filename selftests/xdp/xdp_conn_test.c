@@ -25,11 +25,16 @@ FIXTURE(conn)
 	struct flow f4, f6;
 };
 
+/* Closed connections' entries expire quickly here (closed_entry_expires). */
+#define TCP_CLOSED_NS (200 * 1000000ULL)
+
 FIXTURE_SETUP(conn)
 {
+	struct maglev_dp_opts o = {
+		.pin_dir = "", .conn_table_size = 1 << 16, .tcp_closed_ns = TCP_CLOSED_NS};
 	int i;
 
-	self->dp = open_dp(_metadata);
+	self->dp = open_dp_opts(_metadata, &o);
 	self->prog = maglev_dp_prog_fd(self->dp);
 	for (i = 1; i <= NBE; i++) {
 		if (i % 2)
@@ -174,13 +179,25 @@ TEST_F(conn, syn_keeps_established_backend)
 	ASSERT_EQ(5, sent_to(self, &self->f6, SYN));
 }
 
+/* The two ways a client closes: FIN (with ACK) and RST. */
+static const uint8_t close_flags[2] = {FIN | ACK, RST};
+
+/* f established on backend 3 (SYN, ACK), then the table moved to 5. */
+static void established_then_swap(struct __test_metadata *_metadata, FIXTURE_DATA(conn) * self,
+				  const struct flow *f)
+{
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, f, SYN));
+	ASSERT_EQ(3, sent_to(self, f, ACK));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+}
+
 /* Which SYNs still take the pick: a retransmit (the flow has sent nothing
  * else), and a SYN after the client's FIN or RST (a new connection on the
  * tuple).
  */
 TEST_F(conn, syn_after_close_or_retransmit_repicks)
 {
-	static const uint8_t close_flags[2] = {FIN | ACK, RST};
 	struct flow f = self->f4;
 	int i;
 
@@ -190,15 +207,36 @@ TEST_F(conn, syn_after_close_or_retransmit_repicks)
 	ASSERT_EQ(5, sent_to(self, &f, SYN)); /* retransmit: nothing else sent */
 	for (i = 0; i < 2; i++) {
 		f.sport = (uint16_t)(42000 + i);
-		ASSERT_EQ(0, fill_table(self->dp, 1, 3));
-		ASSERT_EQ(3, sent_to(self, &f, SYN));
-		ASSERT_EQ(3, sent_to(self, &f, ACK));
-		ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+		established_then_swap(_metadata, self, &f);
 		ASSERT_EQ(3, sent_to(self, &f, close_flags[i]));
 		ASSERT_EQ(3, sent_to(self, &f, ACK)); /* closing: still its backend */
 		ASSERT_EQ(5, sent_to(self, &f, SYN));
 		ASSERT_EQ(5, sent_to(self, &f, ACK));
 		ASSERT_EQ(5, sent_to(self, &f, SYN)); /* the new one is not closing */
+	}
+}
+
+/*
+ * After the client's FIN or RST the entry keeps its backend for
+ * tcp_closed_ns (the last ACKs of the close), then expires: the next packet
+ * is a new flow. Before, closed connections' entries never ended.
+ */
+TEST_F(conn, closed_entry_expires)
+{
+	struct flow f = self->f4;
+	uint64_t exp;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		f.sport = (uint16_t)(43000 + i);
+		established_then_swap(_metadata, self, &f);
+		usleep(TCP_CLOSED_NS * 2 / 1000); /* an open connection does not expire */
+		ASSERT_EQ(3, sent_to(self, &f, close_flags[i]));
+		ASSERT_EQ(3, sent_to(self, &f, ACK));
+		exp = counter(self->dp, MAGLEV_CTR_CONN_EXPIRED);
+		usleep(TCP_CLOSED_NS * 2 / 1000);
+		ASSERT_EQ(5, sent_to(self, &f, ACK));
+		ASSERT_EQ(exp + 1, counter(self->dp, MAGLEV_CTR_CONN_EXPIRED));
 	}
 }
 
@@ -708,6 +746,46 @@ static int conn_view_copies(struct maglev_dp *dp, struct conn_view *v, const str
 	for (w = 0; w < MAGLEV_CONN_WAYS && b < v->buckets; w++)
 		n += v->m[b].tag[w] && maglev_conn_key_eq(&v->m[b].slot[w].key, &k);
 	return n;
+}
+
+/*
+ * A full bucket gives a new flow the way of a closed connection whose time
+ * is up before any other, even one that sent nothing since: the closed one
+ * is dead, the others may not be. Before, closed entries were evicted like
+ * any other (here: the way the new flow's tag names, chosen not to be the
+ * closed one's).
+ */
+TEST_F(conn, closed_entry_evicted_first)
+{
+	struct flow f[MAGLEV_CONN_WAYS + 1];
+	struct maglev_conn_params p;
+	struct maglev_flow_key k;
+	struct conn_view v;
+	uint32_t zero = 0, bkt;
+	int i, victim, closed = -1;
+
+	ASSERT_EQ(0, conn_view_open(self->dp, &v));
+	ASSERT_EQ(0, same_bucket(self->dp, &self->f4, f, MAGLEV_CONN_WAYS + 1));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++) {
+		ASSERT_EQ(3, sent_to(self, &f[i], SYN));
+		ASSERT_EQ(3, sent_to(self, &f[i], ACK));
+	}
+	/* The way the old rule gives the new flow, and a flow in another. */
+	ASSERT_EQ(0, bpf_map_lookup_elem(maglev_dp_map_fd(self->dp, "maglev_connkey"), &zero, &p));
+	flow_key(&k, &f[MAGLEV_CONN_WAYS]);
+	victim = (int)(maglev_conn_tag(maglev_conn_hash(&k, p.seed)) & (MAGLEV_CONN_WAYS - 1));
+	bkt = bucket_of(self->dp, &f[0]);
+	for (i = 0; i < MAGLEV_CONN_WAYS && closed < 0; i++)
+		if (conn_view_slot(self->dp, &v, &f[i]) != &v.m[bkt].slot[victim])
+			closed = i;
+	ASSERT_LE(0, closed);
+	ASSERT_EQ(3, sent_to(self, &f[closed], FIN | ACK));
+	usleep(TCP_CLOSED_NS * 2 / 1000);
+	ASSERT_EQ(3, sent_to(self, &f[MAGLEV_CONN_WAYS], SYN));
+	for (i = 0; i <= MAGLEV_CONN_WAYS; i++)
+		ASSERT_EQ(i != closed, conn_held(self->dp, &f[i]));
+	munmap(v.m, v.bytes);
 }
 
 /*
