@@ -390,7 +390,7 @@ TEST_F_TIMEOUT(race, evicting_cpu_never_redirects_established_flows, 60)
 	check_cpu(_metadata, self, &r[0], &c0[0], 1);
 	check_cpu(_metadata, self, &r[1], &c0[1], 2);
 	/* The race was there to be lost: established ways were taken. */
-	ASSERT_LT(10, ins0); /* 100-400 per run here */
+	ASSERT_LT(10, ins0); /* 100-600 per run here */
 	ASSERT_LE(2, s.changes);
 	ASSERT_LT(2000000, r[0].packets + r[1].packets);
 }
