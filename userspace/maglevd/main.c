@@ -141,6 +141,20 @@ static void purge_stale(struct daemon *d)
 		log_info("removed %u VIP entries the state file does not know", n);
 }
 
+/* VIPs in the (possibly adopted) datapath's VIP map. */
+static uint32_t dp_vip_count(struct daemon *d)
+{
+	struct maglev_vip_key key, next;
+	int fd = maglev_dp_map_fd(d->dp, "maglev_vips");
+	uint32_t n = 0;
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, n ? &key : NULL, &next)) {
+		key = next;
+		n++;
+	}
+	return n;
+}
+
 /* The health verdict a backend had before a restart, from the datapath. */
 static void adopt_health(struct daemon *d)
 {
@@ -221,6 +235,10 @@ static void reload(struct daemon *d)
 	    nc.conn_table_size != d->cfg.conn_table_size || nc.xdp_generic != d->cfg.xdp_generic) {
 		log_warn("reload: state_file, pin_dir, control_socket, conn_table_size and "
 			 "xdp_mode take effect on restart only; keeping the running values");
+		if (strcmp(nc.state_file, d->cfg.state_file))
+			log_warn("reload: state_file changed: move %s to %s before restarting "
+				 "(maglevd does not start without it while VIPs are live)",
+				 d->cfg.state_file, nc.state_file);
 		strcpy(nc.state_file, d->cfg.state_file);
 		strcpy(nc.pin_dir, d->cfg.pin_dir);
 		strcpy(nc.control_socket, d->cfg.control_socket);
@@ -326,7 +344,8 @@ int main(int argc, char **argv)
 	struct maglev_dp_opts dpo = {0};
 	struct maglev_config mc;
 	struct daemon d = {0};
-	bool test_only = false;
+	bool test_only = false, missing;
+	uint32_t live;
 	char err[512];
 	sigset_t sigs;
 	int c, i;
@@ -392,9 +411,21 @@ int main(int argc, char **argv)
 		log_err("%s", err);
 		goto fail_dp;
 	}
-	if (state_load(d.cfg.state_file, &d.ctx, &d.reg, err, sizeof(err))) {
+	if (state_load(d.cfg.state_file, &d.ctx, &d.reg, &missing, err, sizeof(err))) {
 		log_err("state file: %s (fix or move it aside to start empty)", err);
 		goto fail_dp;
+	}
+	/* Starting empty would purge live VIPs: a lost or moved file is no
+	 * reason to stop forwarding for every service.
+	 */
+	if (missing && (live = dp_vip_count(&d))) {
+		log_err("state file %s does not exist, but the datapath in %s holds %u VIPs: "
+			"refusing to start, which would delete them. Either put the state file "
+			"back (after a state_file change: move the old file there), or, to "
+			"delete those VIPs, start from an empty state: "
+			"echo '{\"version\":1,\"vips\":[]}' > %s",
+			d.cfg.state_file, d.cfg.pin_dir, live, d.cfg.state_file);
+		goto fail_reg;
 	}
 	adopt_health(&d);
 	{

@@ -426,8 +426,8 @@ bad:
 	return -EINVAL;
 }
 
-int state_load(const char *path, const struct registry_ctx *ctx, struct registry **out, char *err,
-	       size_t errlen)
+int state_load(const char *path, const struct registry_ctx *ctx, struct registry **out,
+	       bool *missing, char *err, size_t errlen)
 {
 	struct stat st;
 	char *buf;
@@ -435,9 +435,11 @@ int state_load(const char *path, const struct registry_ctx *ctx, struct registry
 	ssize_t n;
 	int fd, r;
 
+	*missing = false;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT) {
+			*missing = true;
 			*out = registry_new();
 			return *out ? 0 : -ENOMEM;
 		}

@@ -32,9 +32,11 @@ void state_writer_submit(struct registry *snap);
 /* Wait until everything submitted is on disk; returns failures so far. */
 uint64_t state_writer_flush(void);
 uint64_t state_writer_failures(void);
-/* Load path into a new registry (*out). A missing file gives an empty one. */
-int state_load(const char *path, const struct registry_ctx *ctx, struct registry **out, char *err,
-	       size_t errlen);
+/* Load path into a new registry (*out). A missing file gives an empty one
+ * and sets *missing (the caller decides whether empty is believable).
+ */
+int state_load(const char *path, const struct registry_ctx *ctx, struct registry **out,
+	       bool *missing, char *err, size_t errlen);
 /* Parse state JSON text (for state_load and tests). */
 int state_parse(const char *text, size_t len, const struct registry_ctx *ctx, struct registry **out,
 		char *err, size_t errlen);
