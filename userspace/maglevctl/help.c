@@ -24,6 +24,7 @@ void help_main(FILE *f)
 	      "  save                    print the configuration as maglevctl commands\n"
 	      "  restore [--no-flush] [FILE]  apply a saved configuration, all or nothing\n"
 	      "  status                  daemon status\n"
+	      "  reload                  re-read maglevd's config file; exit 1 if refused\n"
 	      "\n"
 	      "VIP:     192.0.2.10:80/tcp  [2001:db8::10]:443/tcp  192.0.2.10:53/udp\n"
 	      "         192.0.2.10:*/tcp (all ports; also --port-any)\n"
@@ -103,7 +104,14 @@ static const struct {
 	 "request: either every line is applied or nothing is. Without --no-flush the\n"
 	 "file replaces the running configuration; with it, it is added to it.\n"},
 	{"status", NULL,
-	 "Usage: maglevctl status\nDaemon PID, uptime, interfaces, XDP mode, counts.\n"},
+	 "Usage: maglevctl status\nDaemon PID, uptime, interfaces, XDP mode, counts, reloads and "
+	 "why the last one failed.\n"},
+	{"reload", NULL,
+	 "Usage: maglevctl reload\n"
+	 "Have maglevd re-read its configuration file (as SIGHUP does) and wait for the\n"
+	 "result: exit 0 when applied, 1 with the reason on stderr when refused (the\n"
+	 "running configuration then stays) or when it failed part-way. systemctl reload\n"
+	 "maglevd runs this (docs/maglevd.service).\n"},
 };
 
 bool help_topic(FILE *f, const char *object, const char *verb)

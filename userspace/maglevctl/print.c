@@ -282,4 +282,12 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 		printf(" %s", json_object_get_string(json_object_array_get_idx(ifs, i)));
 	printf("%s\npin dir %s, state file %s\n", n ? "" : " none", s_or(resp, "pin_dir", "?"),
 	       s_or(resp, "state_file", "?"));
+	printf("reloads %" PRId64 " ok, %" PRId64 " failed%s%s\n", jint(resp, "reloads"),
+	       jint(resp, "reload_failures"), jstr(resp, "last_reload_error") ? "; last: " : "",
+	       s_or(resp, "last_reload_error", ""));
+}
+
+void print_reload(const struct ctl_opts *o, json_object *resp)
+{
+	printf("configuration reloaded from %s\n", s_or(resp, "config", "?"));
 }

@@ -41,7 +41,8 @@ static void usage(FILE *f)
 		   "  -h, --help         this help\n"
 		   "Runs in the foreground, logs to stderr, notifies systemd when ready.\n"
 		   "Signals: SIGTERM/SIGINT exit leaving the XDP program attached and\n"
-		   "forwarding; SIGHUP reloads the configuration file.\n"
+		   "forwarding; SIGHUP reloads the configuration file (maglevctl reload\n"
+		   "does too, and reports the result).\n"
 		   "Control it with maglevctl; see docs/operations.md.\n");
 }
 
@@ -218,16 +219,29 @@ static int attach_all(struct daemon *d, const struct maglevd_config *cfg,
 	return r;
 }
 
-static void reload(struct daemon *d)
+/* Rebuild every table (the seed changed); 0 or -errno with err set. */
+static int rebuild_all_tables(struct daemon *d, char *err, size_t errlen)
 {
+	struct registry *next = registry_clone(d->reg);
+
+	if (!next) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	registry_mark_all(next);
+	return daemon_commit(d, next, err, errlen);
+}
+
+int daemon_reload(struct daemon *d, char *err, size_t errlen)
+{
+	struct maglev_config mc, old_mc;
 	struct maglevd_config nc;
-	struct maglev_config mc;
-	struct registry *next;
-	char err[400];
-	int i;
+	char e[512];
+	bool reseed, regroup;
+	int i, r;
 
 	sd_notify(0, "RELOADING=1");
-	if (config_load(d->config_path, &nc, err, sizeof(err)))
+	if (config_load(d->config_path, &nc, e, sizeof(e)))
 		goto fail;
 	/* Settings bound at start stay; say so rather than half-apply them. */
 	if (strcmp(nc.state_file, d->cfg.state_file) || strcmp(nc.pin_dir, d->cfg.pin_dir) ||
@@ -245,10 +259,23 @@ static void reload(struct daemon *d)
 		nc.conn_table_size = d->cfg.conn_table_size;
 		nc.xdp_generic = d->cfg.xdp_generic;
 	}
-	if (daemon_dp_config(d, &nc, &mc, err, sizeof(err)))
+	if (daemon_dp_config(d, &nc, &mc, e, sizeof(e)))
 		goto fail;
-	if (attach_all(d, &nc, &d->cfg, err, sizeof(err)))
+	/* The datapath config first: what the datapath refuses is refused
+	 * before anything else has changed, and a failed attach puts it back.
+	 */
+	r = maglev_dp_get_config(d->dp, &old_mc);
+	if (!r)
+		r = maglev_dp_set_config(d->dp, &mc);
+	if (r) {
+		snprintf(e, sizeof(e), "the datapath refused the new configuration: %s",
+			 strerror(-r));
 		goto fail;
+	}
+	if (attach_all(d, &nc, &d->cfg, e, sizeof(e))) {
+		maglev_dp_set_config(d->dp, &old_mc);
+		goto fail;
+	}
 	for (i = 0; i < d->cfg.n_ifaces; i++) {
 		if (!config_has_iface(&nc, d->cfg.ifaces[i])) {
 			int ifindex = (int)if_nametoindex(d->cfg.ifaces[i]);
@@ -259,43 +286,49 @@ static void reload(struct daemon *d)
 	}
 	if (strcmp(nc.metrics_listen, d->cfg.metrics_listen)) {
 		metrics_stop(d);
-		if (metrics_start(d, nc.metrics_listen, err, sizeof(err))) {
-			log_err("reload: %s; metrics stay on %s", err, d->cfg.metrics_listen);
-			metrics_start(d, d->cfg.metrics_listen, err, sizeof(err));
+		if (metrics_start(d, nc.metrics_listen, e, sizeof(e))) {
+			log_err("reload: %s; metrics stay on %s", e, d->cfg.metrics_listen);
+			metrics_start(d, d->cfg.metrics_listen, e, sizeof(e));
 			strcpy(nc.metrics_listen, d->cfg.metrics_listen);
 		}
 	}
-	maglev_dp_set_config(d->dp, &mc);
 	slowpath_config(&mc);
-	{
-		bool reseed = memcmp(&nc.seed, &d->cfg.seed, sizeof(nc.seed));
+	reseed = memcmp(&nc.seed, &d->cfg.seed, sizeof(nc.seed));
+	regroup = nc.has_group != d->cfg.has_group || nc.control_gid != d->cfg.control_gid;
+	d->cfg = nc;
+	log_set_level(verbose ? LOG_DEBUG : nc.log_level);
+	if (regroup)
+		ctl_server_apply_group(d);
+	if (reseed) {
+		char e2[256];
 
-		bool regroup =
-			nc.has_group != d->cfg.has_group || nc.control_gid != d->cfg.control_gid;
-
-		d->cfg = nc;
-		log_set_level(verbose ? LOG_DEBUG : nc.log_level);
-		if (regroup)
-			ctl_server_apply_group(d);
-		if (reseed) {
-			next = registry_clone(d->reg);
-			if (next) {
-				registry_mark_all(next);
-				if (daemon_commit(d, next, err, sizeof(err)))
-					log_err("reload: rebuilding tables for the new seed: %s",
-						err);
-			}
-			log_info("reload: new seed, every table rebuilt");
+		if (rebuild_all_tables(d, e2, sizeof(e2))) {
+			/* Applied part-way: the new seed hashes flows already. */
+			snprintf(e, sizeof(e),
+				 "the new seed is in use but rebuilding the tables failed (%s): "
+				 "some VIPs may still have tables of the old seed; reload again",
+				 e2);
+			d->reload_failures++;
+			snprintf(d->reload_error, sizeof(d->reload_error), "%s", e);
+			snprintf(err, errlen, "%s", e);
+			log_err("reload failed: %s", e);
+			sd_notify(0, "READY=1");
+			return -1;
 		}
+		log_info("reload: new seed, every table rebuilt");
 	}
 	d->reloads++;
+	d->reload_error[0] = '\0';
 	log_info("configuration reloaded from %s", d->config_path);
 	sd_notify(0, "READY=1");
-	return;
+	return 0;
 fail:
 	d->reload_failures++;
-	log_err("reload failed, keeping the running configuration: %s", err);
+	snprintf(err, errlen, "reload refused, the running configuration stays: %s", e);
+	snprintf(d->reload_error, sizeof(d->reload_error), "%s", err);
+	log_err("reload failed, keeping the running configuration: %s", e);
 	sd_notify(0, "READY=1");
+	return -1;
 }
 
 static void on_signal(struct daemon *d, struct ev_source *src, uint32_t events)
@@ -304,8 +337,10 @@ static void on_signal(struct daemon *d, struct ev_source *src, uint32_t events)
 
 	while (read(src->fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
+			char err[512];
+
 			log_info("SIGHUP: reloading %s", d->config_path);
-			reload(d);
+			daemon_reload(d, err, sizeof(err)); /* logs the result */
 		} else {
 			log_info("signal %u: exiting; the XDP program stays attached",
 				 si.ssi_signo);

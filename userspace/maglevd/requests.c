@@ -923,6 +923,29 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 			       json_object_new_string(d->cfg.xdp_generic ? "generic" : "native"));
 	json_object_object_add(o, "pin_dir", json_object_new_string(d->cfg.pin_dir));
 	json_object_object_add(o, "state_file", json_object_new_string(d->cfg.state_file));
+	json_object_object_add(o, "reloads", json_object_new_uint64(d->reloads));
+	json_object_object_add(o, "reload_failures", json_object_new_uint64(d->reload_failures));
+	if (d->reload_error[0])
+		json_object_object_add(o, "last_reload_error",
+				       json_object_new_string(d->reload_error));
+	return o;
+}
+
+/* Reload the config file and answer with the result (systemctl reload). */
+static json_object *do_reload(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {NULL};
+	char err[512];
+	json_object *o;
+
+	if (check_keys(req, keys, e))
+		return NULL;
+	if (daemon_reload(d, err, sizeof(err))) {
+		fail(e, "%s", err);
+		return NULL;
+	}
+	o = ok_reply();
+	json_object_object_add(o, "config", json_object_new_string(d->config_path));
 	return o;
 }
 
@@ -933,6 +956,7 @@ static const struct {
 	{"vip.list", do_vip_list}, {"vip.show", do_vip_show}, {"backend.list", do_backend_list},
 	{"stats", do_stats},	   {"health", do_health},     {"table", do_table},
 	{"lookup", do_lookup},	   {"dump", do_dump},	      {"status", do_status},
+	{"reload", do_reload},
 };
 
 static json_object *handle(struct daemon *d, json_object *req, struct req_err *e)
