@@ -236,7 +236,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 {
 	struct maglev_config mc, old_mc;
 	struct maglevd_config nc;
-	char e[512];
+	char e[512], e2[256];
 	bool reseed, regroup;
 	int i, r;
 
@@ -258,6 +258,14 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 		strcpy(nc.control_socket, d->cfg.control_socket);
 		nc.conn_table_size = d->cfg.conn_table_size;
 		nc.xdp_generic = d->cfg.xdp_generic;
+	}
+	/* A start with nc would refuse the state file of these VIPs. */
+	if (state_check_config(d->reg, &nc, e2, sizeof(e2))) {
+		snprintf(e, sizeof(e),
+			 "the running VIPs do not fit the new configuration (the next start "
+			 "would refuse the state file): %s",
+			 e2);
+		goto fail;
 	}
 	if (daemon_dp_config(d, &nc, &mc, e, sizeof(e)))
 		goto fail;
@@ -300,8 +308,6 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	if (regroup)
 		ctl_server_apply_group(d);
 	if (reseed) {
-		char e2[256];
-
 		if (rebuild_all_tables(d, e2, sizeof(e2))) {
 			/* Applied part-way: the new seed hashes flows already. */
 			snprintf(e, sizeof(e),
@@ -447,7 +453,7 @@ int main(int argc, char **argv)
 		goto fail_dp;
 	}
 	if (state_load(d.cfg.state_file, &d.ctx, &d.reg, &missing, err, sizeof(err))) {
-		log_err("state file: %s (fix or move it aside to start empty)", err);
+		log_err("state file: %s (fix the file, or the configuration it does not fit)", err);
 		goto fail_dp;
 	}
 	/* Starting empty would purge live VIPs: a lost or moved file is no

@@ -41,6 +41,14 @@ int state_load(const char *path, const struct registry_ctx *ctx, struct registry
 int state_parse(const char *text, size_t len, const struct registry_ctx *ctx, struct registry **out,
 		char *err, size_t errlen);
 
+/*
+ * Whether the state file of r would load under cfg (limits, health-check
+ * settings), as the next start will check it: 0, or -EINVAL with err
+ * naming the VIP and the problem.
+ */
+int state_check_config(const struct registry *r, const struct maglevd_config *cfg, char *err,
+		       size_t errlen);
+
 /* JSON of one VIP's settings (shared with the control protocol's "dump"). */
 json_object *state_vip_json(const struct vip *v, bool with_ids);
 
