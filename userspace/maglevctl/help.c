@@ -22,7 +22,8 @@ void help_main(FILE *f)
 	      "  table VIP               slots and share per backend in the live table\n"
 	      "  lookup VIP SRC:SPORT    which backend a client's flow goes to, and why\n"
 	      "  save                    print the configuration as maglevctl commands\n"
-	      "  restore [--no-flush] [FILE]  apply a saved configuration, all or nothing\n"
+	      "  restore [--no-flush] [--dry-run] [--allow-empty] [FILE]\n"
+	      "                          apply a saved configuration, all or nothing\n"
 	      "  status                  daemon status\n"
 	      "  reload                  re-read maglevd's config file; exit 1 if refused\n"
 	      "\n"
@@ -99,10 +100,16 @@ static const struct {
 	 "Usage: maglevctl save\nPrint the configuration (VIPs, backends, weights, drain) as "
 	 "maglevctl commands.\n"},
 	{"restore", NULL,
-	 "Usage: maglevctl restore [--no-flush] [FILE]\n"
+	 "Usage: maglevctl restore [--no-flush] [--dry-run] [--allow-empty] [FILE]\n"
 	 "Apply a file written by save (default: stdin). The whole file is one atomic\n"
 	 "request: either every line is applied or nothing is. Without --no-flush the\n"
-	 "file replaces the running configuration; with it, it is added to it.\n"},
+	 "file replaces the running configuration; with it, it is added to it.\n"
+	 "  --dry-run      apply nothing: the daemon checks the whole file, and the\n"
+	 "                 changes are printed as a diff of save lines ('-' removed,\n"
+	 "                 '+' added; a changed backend shows as both)\n"
+	 "  --allow-empty  restore a file without any vip or backend line, deleting\n"
+	 "                 every VIP (refused otherwise: the file may be empty or cut\n"
+	 "                 short)\n"},
 	{"status", NULL,
 	 "Usage: maglevctl status\nDaemon PID, uptime, interfaces, XDP mode, counts, reloads and "
 	 "why the last one failed.\n"},

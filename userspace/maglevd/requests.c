@@ -367,7 +367,7 @@ static int apply_mutation(struct daemon *d, struct registry *r, const char *cmd,
 	if (strcmp(cmd, "batch"))
 		return find_mutation(cmd)(d, r, req, e);
 	{
-		static const char *const keys[] = {"requests", NULL};
+		static const char *const keys[] = {"requests", "dry_run", NULL};
 
 		if (check_keys(req, keys, e))
 			return -EINVAL;
@@ -884,21 +884,26 @@ static json_object *do_lookup(struct daemon *d, json_object *req, struct req_err
 	return o;
 }
 
+/* An ok answer whose "vips" holds every VIP of r as "dump" shows them. */
+static json_object *dump_reply(const struct registry *r)
+{
+	json_object *o = ok_reply(), *arr = json_object_new_array();
+	uint32_t i;
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
+		if (r->vips[i])
+			json_object_array_add(arr, state_vip_json(r->vips[i], false));
+	json_object_object_add(o, "vips", arr);
+	return o;
+}
+
 static json_object *do_dump(struct daemon *d, json_object *req, struct req_err *e)
 {
 	static const char *const keys[] = {NULL};
-	json_object *o, *arr;
-	uint32_t i;
 
 	if (check_keys(req, keys, e))
 		return NULL;
-	o = ok_reply();
-	arr = json_object_new_array();
-	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
-		if (d->reg->vips[i])
-			json_object_array_add(arr, state_vip_json(d->reg->vips[i], false));
-	json_object_object_add(o, "vips", arr);
-	return o;
+	return dump_reply(d->reg);
 }
 
 static json_object *do_status(struct daemon *d, json_object *req, struct req_err *e)
@@ -984,6 +989,23 @@ static json_object *handle(struct daemon *d, json_object *req, struct req_err *e
 	if (apply_mutation(d, next, cmd, req, e)) {
 		registry_free(next);
 		return NULL;
+	}
+	/* A dry run (restore --dry-run): validated whole, answered with the
+	 * state it would give, never committed.
+	 */
+	if (!strcmp(cmd, "batch")) {
+		bool dry = false, has;
+		json_object *o;
+
+		if (get_bool(req, "dry_run", &dry, &has, e)) {
+			registry_free(next);
+			return NULL;
+		}
+		if (dry) {
+			o = dump_reply(next);
+			registry_free(next);
+			return o;
+		}
 	}
 	if (daemon_commit(d, next, e->msg, sizeof(e->msg)))
 		return NULL;
