@@ -47,8 +47,14 @@ check "set-up: two VIPs in the pinned VIP map, state file written" \
 	bash -c "[ \"\$(bpftool -j map dump pinned $PIN/maglev_vips | jq length)\" = 2 ] && [ -s $STATE ]"
 
 # --- the state file deleted -------------------------------------------------------
+# With a new seed in the file too: a refused start must not write it.
+dp_seed() { bpftool -j map dump pinned "$PIN/maglev_cfg" | jq '.[0].formatted.value.seed_k0'; }
+SEED0=$(dp_seed)
+cp "$CONF" "$TDIR/good.conf"
+sed -i 's/^seed .*/seed fedcba9876543210fedcba9876543210/' "$CONF"
 mv "$STATE" "$TDIR/saved.json"
 try_start "state file deleted"
+cp "$TDIR/good.conf" "$CONF"
 check "state file deleted, VIPs pinned: maglevd refuses to start (exit 1)" [ "$RC" = 1 ]
 check "the refusal says the file is missing, how many VIPs are live, and the ways out" \
 	bash -c "grep -q 'state file $STATE does not exist.*2 VIPs' <<<\"\$1\" &&
@@ -56,6 +62,8 @@ check "the refusal says the file is missing, how many VIPs are live, and the way
 		 grep -q '\"vips\":\[\]' <<<\"\$1\"" _ "$OUT"
 check "both VIPs are still in the pinned VIP map" [ "$(dp_vips)" = 2 ]
 check "and no state file was created in the missing one's place" [ ! -e "$STATE" ]
+check "and the datapath still hashes with the running seed (the new one was not written)" \
+	bash -c "[ -n '$SEED0' ] && [ \"\$(bpftool -j map dump pinned $PIN/maglev_cfg | jq '.[0].formatted.value.seed_k0')\" = '$SEED0' ]"
 # The XDP program still forwards for them (the next hop is the client ns).
 out=$(pktio --dst 192.0.2.10 --dport 5000 --sports 40000,40001 --count 5 2>/dev/null)
 check "traffic to the VIP is still forwarded ($(jq -c '{sent, seen}' <<<"$out" 2>/dev/null))" \

@@ -446,12 +446,6 @@ int main(int argc, char **argv)
 	}
 	d.ctx.dp = d.dp;
 	d.ctx.cfg = &d.cfg;
-	if (daemon_dp_config(&d, &d.cfg, &mc, err, sizeof(err)) ||
-	    (maglev_dp_set_config(d.dp, &mc) &&
-	     snprintf(err, sizeof(err), "writing the datapath config") > 0)) {
-		log_err("%s", err);
-		goto fail_dp;
-	}
 	if (state_load(d.cfg.state_file, &d.ctx, &d.reg, &missing, err, sizeof(err))) {
 		log_err("state file: %s (fix the file, or the configuration it does not fit)", err);
 		goto fail_dp;
@@ -466,6 +460,15 @@ int main(int argc, char **argv)
 			"delete those VIPs, start from an empty state: "
 			"echo '{\"version\":1,\"vips\":[]}' > %s",
 			d.cfg.state_file, d.cfg.pin_dir, live, d.cfg.state_file);
+		goto fail_reg;
+	}
+	/* Only now the new config (seed, MTU, ...): a start refused above
+	 * leaves the running datapath exactly as it was.
+	 */
+	if (daemon_dp_config(&d, &d.cfg, &mc, err, sizeof(err)) ||
+	    (maglev_dp_set_config(d.dp, &mc) &&
+	     snprintf(err, sizeof(err), "writing the datapath config") > 0)) {
+		log_err("%s", err);
 		goto fail_reg;
 	}
 	adopt_health(&d);
