@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# maglevctl restore of an empty or cut-short file (nothing but comments, no
-# bytes at all, stdin at EOF) is refused and changes nothing, unless
-# --allow-empty asks for it; restore --dry-run has the daemon check the
+# maglevctl restore of an empty file (nothing but comments, no bytes at all,
+# stdin at EOF) is refused and changes nothing, unless --allow-empty asks
+# for it; so is a save cut short (without its end line); restore --dry-run has the daemon check the
 # whole file, prints the changes as a diff of save lines, applies nothing,
 # and is exactly what the real restore then does.
 . "$(dirname "$0")/lib.sh"
@@ -19,35 +19,55 @@ dp_vips() { bpftool -j map dump pinned "$PIN/maglev_vips" 2>/dev/null | jq lengt
 # Save lines only (no comments), sorted.
 lines_of() { grep -v '^#' "$1" | sort; }
 
-# refused_empty NAME ARGS...: restore ARGS exits 1, says why, changes nothing.
-refused_empty() {
-	local name=$1 before out rc
-	shift
+# refused NAME PATTERN ARGS...: restore ARGS exits 1, says PATTERN, changes nothing.
+refused() {
+	local name=$1 pat=$2 before out rc
+	shift 2
 	before=$(snapshot)
 	out=$("$MAGLEVCTL" restore "$@" 2>&1)
 	rc=$?
 	diag "$name: rc $rc: $out"
 	check "restore of $name: refused (exit 1) with the reason" \
-		bash -c "[ $rc -eq 1 ] && grep -q 'holds no vip or backend line.*--allow-empty' <<<\"\$1\"" _ "$out"
+		bash -c "[ $rc -eq 1 ] && grep -q \"\$2\" <<<\"\$1\"" _ "$out" "$pat"
 	check "restore of $name: nothing changed, both VIPs still in the datapath" \
 		bash -c "[ \"\$1\" = \"\$2\" ] && [ $(dp_vips) = 2 ]" _ "$before" "$(snapshot)"
 }
+EMPTY='holds no vip or backend line.*--allow-empty'
 : >"$TDIR/empty"
-refused_empty "an empty file" "$TDIR/empty"
+refused "an empty file" "$EMPTY" "$TDIR/empty"
 head -n 2 "$TDIR/good.save" >"$TDIR/cut"
-refused_empty "a save cut after its comment lines" "$TDIR/cut"
+refused "a save cut after its comment lines" "$EMPTY" "$TDIR/cut"
 before=$(snapshot)
 out=$("$MAGLEVCTL" restore </dev/null 2>&1)
 rc=$?
 check "restore from stdin at EOF: refused (exit 1) and nothing changed ($out)" \
 	bash -c "[ $rc -eq 1 ] && [ \"\$1\" = \"\$2\" ]" _ "$before" "$(snapshot)"
+# A save cut short: after its first VIP's lines, and in the middle of the
+# last backend's line, where what is left still parses (weight 2 would
+# silently become 1).
+check "set-up: the save ends with its end line" \
+	bash -c "tail -n 1 $TDIR/good.save | grep -q '^# end of maglevctl save (2 VIPs, 3 backends)'"
+head -n 5 "$TDIR/good.save" >"$TDIR/cut-lines"
+head -c "$(grep -bo ' --weight 2$' "$TDIR/good.save" | cut -d: -f1)" "$TDIR/good.save" >"$TDIR/cut-bytes"
+check "set-up: the cut file ends in the middle of the last backend line" \
+	bash -c "tail -c 30 $TDIR/cut-bytes | grep -q '198.51.100.3$'"
+for c in cut-lines cut-bytes; do
+	refused "a save cut short ($c)" 'a save without its last line' "$TDIR/$c"
+done
+# A save of an older maglevctl (no end line, its own header) is still taken.
+{
+	echo "# maglevctl save, 2026-01-01T00:00:00Z"
+	grep -v '^#' "$TDIR/good.save"
+} >"$TDIR/old.save"
+check "restore of a save by an older maglevctl (no end line) is accepted" \
+	bash -c "$MAGLEVCTL restore $TDIR/old.save && [ \"\$1\" = \"\$($MAGLEVCTL save | grep -v '^#')\" ]" _ "$(grep -v '^#' "$TDIR/good.save")"
 check "restore --no-flush of an empty file adds nothing and is accepted" \
 	bash -c "$MAGLEVCTL restore --no-flush $TDIR/empty && [ \"\$1\" = \"\$($MAGLEVCTL save | grep -v '^#')\" ]" _ "$(grep -v '^#' "$TDIR/good.save")"
 
 # --- --dry-run ------------------------------------------------------------------------
 # The new file: 198.51.100.2 gone from V1, V2's backend at weight 5, a new V3.
-grep -v '198.51.100.2 ' "$TDIR/good.save" | sed 's/198.51.100.3 --weight 2/198.51.100.3 --weight 5/' >"$TDIR/new.save"
-printf 'vip add 192.0.2.12:80/tcp\nbackend add 192.0.2.12:80/tcp 198.51.100.7 --weight 1\n' >>"$TDIR/new.save"
+grep -v '198.51.100.2 ' "$TDIR/good.save" | sed 's/198.51.100.3 --weight 2/198.51.100.3 --weight 5/' |
+	sed '/^# end of maglevctl save/i vip add 192.0.2.12:80/tcp\nbackend add 192.0.2.12:80/tcp 198.51.100.7 --weight 1' >"$TDIR/new.save"
 before=$(snapshot)
 out=$("$MAGLEVCTL" restore --dry-run "$TDIR/new.save" 2>"$TDIR/dry.err")
 rc=$?

@@ -109,7 +109,9 @@ static const struct {
 	 "                 '+' added; a changed backend shows as both)\n"
 	 "  --allow-empty  restore a file without any vip or backend line, deleting\n"
 	 "                 every VIP (refused otherwise: the file may be empty or cut\n"
-	 "                 short)\n"},
+	 "                 short)\n"
+	 "A file written by save ends with a '# end of maglevctl save' line; one that\n"
+	 "starts like a save but lacks it was cut short and is refused.\n"},
 	{"status", NULL,
 	 "Usage: maglevctl status\nDaemon PID, uptime, interfaces, XDP mode, counts, reloads and "
 	 "why the last one failed.\n"},

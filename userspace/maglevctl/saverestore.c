@@ -18,6 +18,12 @@
 
 #define RESTORE_MAX_ARGS  32
 #define RESTORE_MAX_LINES 200000
+/* A save starts with SAVE_HEADER and ends with SAVE_END: restore refuses
+ * such a file without its end line (cut short). Saves of older versions
+ * ("# maglevctl save, ...") have no end line and are not checked.
+ */
+#define SAVE_HEADER "# maglevctl save v2"
+#define SAVE_END    "# end of maglevctl save"
 
 static void print_check(FILE *f, json_object *chk)
 {
@@ -43,12 +49,15 @@ static void print_check(FILE *f, json_object *chk)
 			fprintf(f, " %s %" PRId64, ints[i].opt, json_object_get_int64(m));
 }
 
-/* The save lines of a "dump" answer's VIPs ("vip add", then its "backend add"s). */
-static void print_vips(FILE *f, json_object *resp)
+/* The save lines of a "dump" answer's VIPs ("vip add", then its "backend
+ * add"s). Returns the number of VIPs, and of backends in *nbe.
+ */
+static size_t print_vips(FILE *f, json_object *resp, size_t *nbe)
 {
 	json_object *vips = NULL;
 	size_t i, j, n;
 
+	*nbe = 0;
 	json_object_object_get_ex(resp, "vips", &vips);
 	n = vips ? json_object_array_length(vips) : 0;
 	for (i = 0; i < n; i++) {
@@ -68,14 +77,17 @@ static void print_vips(FILE *f, json_object *resp)
 			fprintf(f, "backend add %s %s --weight %" PRId64 "%s\n", name,
 				jstr(b, "addr"), jint(b, "weight"),
 				jbool(b, "drain") ? " --drain" : "");
+			(*nbe)++;
 		}
 	}
+	return n;
 }
 
 int cmd_save(const struct ctl_opts *o, int argc, char **argv)
 {
 	json_object *req, *resp;
 	time_t now = time(NULL);
+	size_t nvips, nbe;
 	char when[64];
 	int rc;
 
@@ -101,8 +113,9 @@ int cmd_save(const struct ctl_opts *o, int argc, char **argv)
 		return EXIT_OK;
 	}
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-	printf("# maglevctl save, %s\n# replay with: maglevctl restore FILE\n", when);
-	print_vips(stdout, resp);
+	printf(SAVE_HEADER ", %s\n# replay with: maglevctl restore FILE\n", when);
+	nvips = print_vips(stdout, resp, &nbe);
+	printf(SAVE_END " (%zu VIPs, %zu backends)\n", nvips, nbe);
 	json_object_put(resp);
 	return EXIT_OK;
 }
@@ -146,14 +159,14 @@ static int split(char *line, char **argv, int max)
 /* The save lines of a "dump" answer, in a buffer *buf cut into *n lines. */
 static char **save_lines(json_object *resp, char **buf, size_t *n)
 {
-	size_t len = 0, cap = 0;
+	size_t len = 0, cap = 0, nbe;
 	char **v = NULL, *p, *nl;
 	FILE *f = open_memstream(buf, &len);
 
 	*n = 0;
 	if (!f)
 		return NULL;
-	print_vips(f, resp);
+	print_vips(f, resp, &nbe);
 	fclose(f);
 	for (p = *buf; (nl = strchr(p, '\n')); p = nl + 1) {
 		if (*n == cap) {
@@ -257,7 +270,7 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 	json_object *batch, *list = NULL, *req, *resp, *cur = NULL;
 	const char *path = NULL;
 	int *lines = NULL, nlines = 0;
-	bool flush = true, dry_run = false, allow_empty = false;
+	bool flush = true, dry_run = false, allow_empty = false, is_save = false, ended = false;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -314,9 +327,14 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 			rc = restore_fail(o, "%s:%d: holds a NUL byte", path, lineno);
 			goto out;
 		}
+		if (lineno == 1 && !strncmp(line, SAVE_HEADER, strlen(SAVE_HEADER)))
+			is_save = true;
+		if (!strncmp(line, SAVE_END, strlen(SAVE_END)))
+			ended = true;
 		n = split(line, words, RESTORE_MAX_ARGS);
 		if (n == 0)
 			continue;
+		ended = false;
 		if (n < 0 || (strcmp(words[0], "vip") && strcmp(words[0], "backend")) || n < 2 ||
 		    !strcmp(words[1], "list") || !strcmp(words[1], "show")) {
 			rc = restore_fail(o, "%s:%d: not a vip or backend add/del/set command",
@@ -352,6 +370,20 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 		fprintf(stderr,
 			"maglevctl: %s holds no vip or backend line: restore refuses it "
 			"without --allow-empty\n",
+			path);
+	}
+	if (is_save && !ended) {
+		if (!dry_run) {
+			rc = restore_fail(o,
+					  "%s: a save without its last line ('" SAVE_END
+					  " ...'): cut short? Nothing applied; if the file is "
+					  "complete, end it with that line",
+					  path);
+			goto out;
+		}
+		fprintf(stderr,
+			"maglevctl: %s: a save without its last line ('" SAVE_END
+			" ...'): restore refuses it\n",
 			path);
 	}
 	if (dry_run) {
