@@ -54,6 +54,10 @@ check "set-up: the cut file ends in the middle of the last backend line" \
 for c in cut-lines cut-bytes; do
 	refused "a save cut short ($c)" 'a save without its last line' "$TDIR/$c"
 done
+{ cat "$TDIR/good.save"; echo "backend add $V1 198.51.100.9"; } >"$TDIR/appended"
+out=$("$MAGLEVCTL" restore --dry-run "$TDIR/appended" 2>/dev/null)
+check "a line added after the end line is the operator's own: accepted (dry run lists it)" \
+	bash -c "grep -qx '+backend add $V1 198.51.100.9 --weight 1' <<<\"\$1\"" _ "$out"
 # A save of an older maglevctl (no end line, its own header) is still taken.
 {
 	echo "# maglevctl save, 2026-01-01T00:00:00Z"

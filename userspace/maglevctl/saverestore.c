@@ -19,8 +19,9 @@
 #define RESTORE_MAX_ARGS  32
 #define RESTORE_MAX_LINES 200000
 /* A save starts with SAVE_HEADER and ends with SAVE_END: restore refuses
- * such a file without its end line (cut short). Saves of older versions
- * ("# maglevctl save, ...") have no end line and are not checked.
+ * such a file without its end line (cut short; lines added after the end
+ * line are the operator's own). Saves of older versions ("# maglevctl
+ * save, ...") have no end line and are not checked.
  */
 #define SAVE_HEADER "# maglevctl save v2"
 #define SAVE_END    "# end of maglevctl save"
@@ -334,7 +335,6 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 		n = split(line, words, RESTORE_MAX_ARGS);
 		if (n == 0)
 			continue;
-		ended = false;
 		if (n < 0 || (strcmp(words[0], "vip") && strcmp(words[0], "backend")) || n < 2 ||
 		    !strcmp(words[1], "list") || !strcmp(words[1], "show")) {
 			rc = restore_fail(o, "%s:%d: not a vip or backend add/del/set command",
