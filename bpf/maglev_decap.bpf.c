@@ -3,7 +3,9 @@
  * Backend-side decapsulation, so a backend needs neither the ipip nor the
  * fou module: strips IPIP (v4-in-v4, v6-in-v6, v4-in-v6, v6-in-v4) and GUE
  * (UDP to the configured port, GUE version 0) and passes the inner packet
- * up the stack. Everything else is passed untouched.
+ * up the stack, with the outer ECN mark folded into it as RFC 6040 asks
+ * (a CE set on the way from the balancer is kept, as kernel tunnels keep
+ * it). Everything else is passed untouched.
  *
  *   ip link set dev eth0 xdp obj maglev_decap.bpf.o sec xdp
  *
@@ -25,9 +27,11 @@ struct {
 	__type(value, struct maglev_decap_config);
 } maglev_decap_cfg SEC(".maps");
 
-enum { MAGLEV_DECAP_DONE, MAGLEV_DECAP_PASS, MAGLEV_DECAP_MAX };
+enum { MAGLEV_DECAP_DONE, MAGLEV_DECAP_PASS, MAGLEV_DECAP_DROP_ECN, MAGLEV_DECAP_MAX };
 
-/* Per CPU: [0] packets decapsulated, [1] packets passed untouched. */
+/* Per CPU: [0] packets decapsulated, [1] packets passed untouched, [2] packets
+ * dropped for an outer CE on a not-ECN-capable inner packet (RFC 6040 4.2).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, MAGLEV_DECAP_MAX);
@@ -41,7 +45,57 @@ static __always_inline int maglev_decap_count(__u32 what)
 
 	if (c)
 		*c += 1;
-	return XDP_PASS;
+	return what == MAGLEV_DECAP_DROP_ECN ? XDP_DROP : XDP_PASS;
+}
+
+#define MAGLEV_ECN_NOT_ECT 0
+#define MAGLEV_ECN_ECT1	   1
+#define MAGLEV_ECN_ECT0	   2
+#define MAGLEV_ECN_CE	   3
+
+/* The ECN field of the IP header at p (IPv4 TOS or IPv6 traffic class). */
+static __always_inline __u8 maglev_ecn_of(const __u8 *p, int v4)
+{
+	return v4 ? p[1] & 3 : (p[1] >> 4) & 3;
+}
+
+/* RFC 6040 decapsulation: outer CE marks the inner packet CE (or drops it
+ * when the inner is not ECN-capable); outer ECT(1) turns an inner ECT(0)
+ * into ECT(1); anything else leaves the inner field as it is. Returns -1
+ * to drop. The inner IPv4 checksum is updated incrementally (RFC 1624).
+ * The caller made sure 12 bytes of the inner header are there; the check
+ * here is for the verifier.
+ */
+static __always_inline int maglev_ecn_decap(__u8 *in, void *data_end, int in4, __u8 outer)
+{
+	__u8 ecn, want;
+	__u32 sum;
+
+	if ((void *)(in + 12) > data_end)
+		return -1;
+	ecn = maglev_ecn_of(in, in4);
+	want = ecn;
+	if (outer == MAGLEV_ECN_CE)
+		want = MAGLEV_ECN_CE;
+	else if (outer == MAGLEV_ECN_ECT1 && ecn == MAGLEV_ECN_ECT0)
+		want = MAGLEV_ECN_ECT1;
+	if (want == ecn)
+		return 0;
+	if (ecn == MAGLEV_ECN_NOT_ECT)
+		return -1;
+	if (!in4) {
+		in[1] = (in[1] & ~0x30) | (want << 4);
+		return 0;
+	}
+	/* HC' = ~(~HC + ~m + m'), m the 16-bit word holding the TOS byte. */
+	sum = (__u16)~bpf_ntohs(*(__be16 *)(in + 10));
+	sum += (__u16) ~((__u32)in[0] << 8 | in[1]);
+	in[1] = (in[1] & ~3) | want;
+	sum += (__u32)in[0] << 8 | in[1];
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	*(__be16 *)(in + 10) = bpf_htons((__u16)~sum);
+	return 0;
 }
 
 /* Bytes of outer headers before an inner packet of family inner (4 / 41)
@@ -89,7 +143,7 @@ int maglev_decap(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u8 l2buf[22], inner = 0;
+	__u8 l2buf[22], inner = 0, outer_ecn;
 	__u32 l2 = 0, strip = 0, vb, i;
 	__be16 proto = 0;
 	void *l3;
@@ -122,6 +176,12 @@ int maglev_decap(struct xdp_md *ctx)
 	}
 	if (!inner || strip > 40 + 8 + 4 + 31 * 4 || !maglev_inner_ok(l3 + strip, data_end, inner))
 		return maglev_decap_count(MAGLEV_DECAP_PASS);
+	/* Not an IP header either way if shorter than 12 bytes. */
+	if ((void *)((__u8 *)l3 + strip + 12) > data_end)
+		return maglev_decap_count(MAGLEV_DECAP_PASS);
+	outer_ecn = maglev_ecn_of(l3, proto == bpf_htons(ETH_P_IP));
+	if (maglev_ecn_decap(l3 + strip, data_end, inner == IPPROTO_IPIP, outer_ecn))
+		return maglev_decap_count(MAGLEV_DECAP_DROP_ECN);
 
 	/* Keep the MAC header and VLAN tags: copy them out, move the head
 	 * past the outer headers, write them back in front of the inner packet.

@@ -23,6 +23,14 @@ check "nexthop_mac auto resolved the default gateway's MAC" \
 	grep -q "next hop: gateway 203.0.113.2 on lb0 is $CL_MAC" "$DLOG"
 check "control socket is mode 0600" [ "$(stat -c %a "$SOCK")" = 600 ]
 check "status answers" bash -c "$MAGLEVCTL status | grep -q 'interfaces (native XDP): lb0'"
+# The version comes from build/version.h; both sides must print the same one.
+VER=$("$MAGLEVD" --version | sed -n 's/^maglevd //p')
+check "maglevd --version and maglevctl --version print the build's version" \
+	bash -c "[ -n '$VER' ] && [ \"\$($MAGLEVCTL --version)\" = 'maglevctl $VER' ]"
+check "status names the running daemon's version" \
+	bash -c "$MAGLEVCTL status | head -n1 | grep -qF 'maglevd $VER, pid $DPID,'"
+check "status -j has the version field" \
+	bash -c "$MAGLEVCTL -j status | jqt '.version == \"$VER\"' >/dev/null"
 
 # --- vip ---------------------------------------------------------------------
 check "vip add IPv4" ctl vip add $V4

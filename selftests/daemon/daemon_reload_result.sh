@@ -21,6 +21,7 @@ EXEC_RELOAD=$(sed -n 's/^ExecReload=//p' "$ROOT/docs/maglevd.service")
 diag "ExecReload=$EXEC_RELOAD"
 systemctl_reload() {
 	local cmd=${EXEC_RELOAD//\/usr\/local\/sbin\//$BUILD_DIR/}
+	cmd=${cmd//\/usr\/local\/bin\//$BUILD_DIR/}
 	cmd=${cmd//\$MAINPID/$DPID}
 	mark=$(wc -l <"$DLOG")
 	RELOAD_ERR=$(bash -c "$cmd" 2>&1 >/dev/null)

@@ -47,10 +47,15 @@ skip_all() {
 	exit 4
 }
 
-[ "$(id -u)" = 0 ] || skip_all "needs root"
+[ "$(id -u)" = 0 ] || skip_all "machine: needs root"
 [ -x "$MAGLEVD" ] && [ -x "$MAGLEVCTL" ] && [ -f "$XDP_PASS" ] ||
 	skip_all "$BUILD_DIR: maglevd, maglevctl or tools/xdp_pass.bpf.o missing"
-mountpoint -q /sys/fs/bpf || skip_all "bpffs not mounted on /sys/fs/bpf"
+# The pins live on the host's bpffs at /sys/fs/bpf; a machine without one gets
+# it here, as maglevd itself would (daemon_bpffs.sh tests that path).
+if ! mountpoint -q /sys/fs/bpf && ! mount -t bpf -o mode=0700 bpf /sys/fs/bpf; then
+	echo "not ok 1 mount a bpffs on /sys/fs/bpf for the pins"
+	exit 1
+fi
 
 ID="$$-$RANDOM"
 NS_LB="mglb-$ID"

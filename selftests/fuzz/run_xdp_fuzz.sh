@@ -24,7 +24,7 @@ UNREACHABLE="drop_adjust"
 
 echo "TAP version 13"
 if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP needs root for BPF_PROG_TEST_RUN"
+	echo "1..0 # SKIP machine: needs root for BPF_PROG_TEST_RUN"
 	exit 4
 fi
 if [ ! -x "$BIN" ]; then

@@ -45,7 +45,7 @@ diag_file() {
 	head -n "${2:-150}" "$1" | sed -e 's/^#* \{0,1\}/# /'
 }
 
-[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP needs root"; exit 4; }
+[ "$(id -u)" = 0 ] || { echo "1..0 # SKIP machine: needs root"; exit 4; }
 WORK=$(mktemp -d /tmp/maglev-san.XXXXXX) || exit 1
 trap 'rm -rf "$WORK"' EXIT
 trap 'exit 1' INT TERM

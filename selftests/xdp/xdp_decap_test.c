@@ -2,7 +2,8 @@
 /*
  * The backend-side decap program: IPIP in all four family combinations and
  * GUE are stripped and the inner packet passed up with the frame's MAC
- * header and VLAN tags; anything else passes untouched.
+ * header and VLAN tags, its ECN field combined with the outer one as RFC
+ * 6040 says; anything else passes untouched.
  */
 #include "fixture.h"
 #include "maglev_decap.skel.h"
@@ -44,10 +45,33 @@ static uint64_t decap_count(FIXTURE_DATA(decap) * self, uint32_t what)
  * frame the backend's stack must see: the client's packet, TTL one lower,
  * behind the encapsulated frame's MAC header and tags.
  */
-static void roundtrip(struct __test_metadata *_metadata, FIXTURE_DATA(decap) * self,
-		      const struct flow *f, int outer, int gue, uint16_t port, int nvlan)
+/* ECN of a round trip: the inner packet's, the mark set on the outer header
+ * after the balancer, and what the backend's stack must get (-1: dropped).
+ */
+struct ecn_case {
+	uint8_t inner, outer;
+	int want;
+};
+
+/* Set the ECN field of the IP header at p; IPv4 checksum refreshed. */
+static void set_ecn(uint8_t *p, uint8_t ecn)
 {
-	struct client_opts co = {.nvlan = nvlan, .payload = 60};
+	if ((p[0] >> 4) == 6) {
+		p[1] = (uint8_t)((p[1] & ~0x30) | ecn << 4);
+		return;
+	}
+	p[1] = (uint8_t)((p[1] & ~3) | ecn);
+	put16(p + 10, 0);
+	put16(p + 10, csum_finish(csum_add(0, p, 20)));
+}
+
+static void roundtrip_ecn(struct __test_metadata *_metadata, FIXTURE_DATA(decap) * self,
+			  const struct flow *f, int outer, int gue, uint16_t port, int nvlan,
+			  const struct ecn_case *ecn)
+{
+	/* DSCP EF (46) beside the ECN bits: only ECN may change. */
+	struct client_opts co = {
+		.nvlan = nvlan, .payload = 60, .tos = ecn ? (uint8_t)(0xb8 | ecn->inner) : 0};
 	struct encap_want w = {.outer_family = outer, .gue = gue, .gue_port = port, .nvlan = nvlan};
 	uint8_t client[512], enc[600], exp[512];
 	size_t l2 = 14 + 4 * nvlan, n, elen;
@@ -73,9 +97,25 @@ static void roundtrip(struct __test_metadata *_metadata, FIXTURE_DATA(decap) * s
 	} else {
 		exp[l2 + 7]--;
 	}
+	if (ecn) {
+		set_ecn(enc + l2, ecn->outer);
+		if (ecn->want >= 0)
+			set_ecn(exp + l2, (uint8_t)ecn->want);
+	}
 	ASSERT_EQ(0, run_prog(self->prog, enc, elen, &r));
+	if (ecn && ecn->want < 0) {
+		ASSERT_EQ(XDP_DROP, r.action);
+		ASSERT_EQ(1, decap_count(self, 2));
+		return;
+	}
 	ASSERT_EQ(XDP_PASS, r.action);
 	ASSERT_BYTES(r.out, r.len, exp, n);
+}
+
+static void roundtrip(struct __test_metadata *_metadata, FIXTURE_DATA(decap) * self,
+		      const struct flow *f, int outer, int gue, uint16_t port, int nvlan)
+{
+	roundtrip_ecn(_metadata, self, f, outer, gue, port, nvlan, NULL);
 	ASSERT_EQ(1, decap_count(self, 0));
 }
 
@@ -189,6 +229,36 @@ TEST_F(decap, gue_with_optional_fields)
 	ASSERT_EQ(XDP_PASS, r.action);
 	ASSERT_EQ(n, r.len);
 	ASSERT_EQ(0, memcmp(r.out + 14, enc + gue + 4, n - 14));
+}
+
+/* RFC 6040 section 4.2, every inner/outer pair, in each family pairing and
+ * in GUE: a CE set between balancer and backend reaches the backend's stack.
+ */
+TEST_F(decap, ecn_rfc6040)
+{
+	enum { N = 0, E1 = 1, E0 = 2, CE = 3 };
+	static const struct ecn_case cases[] = {
+		{N, N, N},    {N, E0, N},   {N, E1, N},	  {N, CE, -1},	{E0, N, E0},  {E0, E0, E0},
+		{E0, E1, E1}, {E0, CE, CE}, {E1, N, E1},  {E1, E0, E1}, {E1, E1, E1}, {E1, CE, CE},
+		{CE, N, CE},  {CE, E0, CE}, {CE, E1, CE}, {CE, CE, CE},
+	};
+	const int ncases = (int)(sizeof(cases) / sizeof(cases[0]));
+	int map = bpf_map__fd(self->skel->maps.maglev_decap_cnt), k, drops = 0;
+	uint64_t zero[512] = {};
+	uint32_t drop_ctr = 2;
+
+	/* k: the case, then inner family, outer family, IPIP or GUE. */
+	for (k = 0; k < ncases * 8; k++) {
+		const struct ecn_case *c = &cases[k % ncases];
+		const struct flow *f = (k / ncases) & 1 ? &self->f6 : &self->f4;
+		int outer = (k / ncases) & 2 ? P_AF6 : P_AF4, gue = (k / ncases) >> 2;
+
+		/* Each case counts its own drop. */
+		ASSERT_EQ(0, bpf_map_update_elem(map, &drop_ctr, zero, 0));
+		roundtrip_ecn(_metadata, self, f, outer, gue, MAGLEV_GUE_PORT_DEFAULT, 0, c);
+		drops += c->want < 0;
+	}
+	ASSERT_EQ(8, drops);
 }
 
 TEST_HARNESS_MAIN

@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpffs.h"
 #include "datapath.h"
 #include "maglev_hash.h"
 #include "maglev_conn.h"
@@ -31,6 +32,7 @@ struct maglev_dp {
 	struct maglev_xdp *skel;
 	char pin_dir[PATH_MAX - 64];
 	bool pin;
+	bool mounted_bpffs; /* this open mounted the bpffs at MAGLEV_BPFFS_ROOT */
 	int ncpus;
 	/* Unpinned links (pin_dir ""): closing the fd detaches. */
 	int link_fd[MAGLEV_DP_MAX_LINKS];
@@ -164,10 +166,13 @@ int maglev_dp_open(struct maglev_dp **dpp, const struct maglev_dp_opts *opts, ch
 		goto out;
 	}
 	if (dp->pin) {
+		ret = maglev_bpffs_ensure(dp->pin_dir, &dp->mounted_bpffs, err, errlen);
+		if (ret)
+			goto out;
 		ret = mkdir_p(dp->pin_dir);
 		if (ret) {
-			fail(err, errlen, ret, "create pin directory %s: %s (is bpffs mounted?)",
-			     dp->pin_dir, strerror(-ret));
+			fail(err, errlen, ret, "create pin directory %s: %s", dp->pin_dir,
+			     strerror(-ret));
 			goto out;
 		}
 		snprintf(path, sizeof(path), "%s/%s", dp->pin_dir,
@@ -214,6 +219,11 @@ int maglev_dp_open(struct maglev_dp **dpp, const struct maglev_dp_opts *opts, ch
 out:
 	maglev_dp_close(dp);
 	return ret;
+}
+
+bool maglev_dp_mounted_bpffs(const struct maglev_dp *dp)
+{
+	return dp->mounted_bpffs;
 }
 
 void maglev_dp_close(struct maglev_dp *dp)

@@ -25,9 +25,12 @@ struct maglev_dp_opts {
 /* Load the balancer program. Maps already pinned in pin_dir are adopted
  * (connection table included, at the size it was created with), the others
  * are created and pinned. A new (all-zero) config gets the default seed.
+ * A pin_dir under /sys/fs/bpf with no bpffs there gets one mounted (bpffs.h).
  */
 int maglev_dp_open(struct maglev_dp **dp, const struct maglev_dp_opts *opts, char *err,
 		   size_t errlen);
+/* Whether maglev_dp_open mounted the bpffs (for the caller's log). */
+bool maglev_dp_mounted_bpffs(const struct maglev_dp *dp);
 /* Close our handles; pinned maps and links stay, so forwarding continues. */
 void maglev_dp_close(struct maglev_dp *dp);
 

@@ -22,9 +22,9 @@ void help_main(FILE *f)
 	      "  table VIP               slots and share per backend in the live table\n"
 	      "  lookup VIP SRC:SPORT    which backend a client's flow goes to, and why\n"
 	      "  save                    print the configuration as maglevctl commands\n"
-	      "  restore [--no-flush] [--dry-run] [--allow-empty] [FILE]\n"
-	      "                          apply a saved configuration, all or nothing\n"
-	      "  status                  daemon status\n"
+	      "  restore [--no-flush] [--dry-run] [--allow-empty] [FILE]  apply a save, all or "
+	      "nothing\n"
+	      "  status                  daemon version and status\n"
 	      "  reload                  re-read maglevd's config file; exit 1 if refused\n"
 	      "\n"
 	      "VIP:     192.0.2.10:80/tcp  [2001:db8::10]:443/tcp  192.0.2.10:53/udp\n"
@@ -35,6 +35,7 @@ void help_main(FILE *f)
 	      "  -j, --json          JSON output\n"
 	      "  -s, --socket PATH   control socket (default $MAGLEV_SOCKET, else\n"
 	      "                      /run/maglev/maglevd.sock)\n"
+	      "  -V, --version       print maglevctl's version and exit\n"
 	      "  -h, --help          this help\n"
 	      "\n"
 	      "Exit status: 0 done, 1 rejected (reason on stderr) or no daemon, 2 usage error.\n",
@@ -113,8 +114,8 @@ static const struct {
 	 "A file written by save ends with a '# end of maglevctl save' line; one that\n"
 	 "starts like a save but lacks it was cut short and is refused.\n"},
 	{"status", NULL,
-	 "Usage: maglevctl status\nDaemon PID, uptime, interfaces, XDP mode, counts, reloads and "
-	 "why the last one failed.\n"},
+	 "Usage: maglevctl status\nDaemon version, PID, uptime, interfaces, XDP mode, counts, "
+	 "reloads and why the last one failed.\n"},
 	{"reload", NULL,
 	 "Usage: maglevctl reload\n"
 	 "Have maglevd re-read its configuration file (as SIGHUP does) and wait for the\n"

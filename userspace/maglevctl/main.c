@@ -8,6 +8,7 @@
 
 #include "ctl_proto.h"
 #include "maglevctl.h"
+#include "version.h"
 
 const char *jstr(json_object *o, const char *key)
 {
@@ -282,6 +283,9 @@ int main(int argc, char **argv)
 			o.socket = argv[i];
 		} else if (!strncmp(a, "--socket=", 9)) {
 			o.socket = a + 9;
+		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			printf("maglevctl %s\n", MAGLEV_VERSION);
+			return EXIT_OK;
 		} else if (is_help(a)) {
 			help_main(stdout);
 			return EXIT_OK;

@@ -273,10 +273,10 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 	json_object *ifs;
 	size_t i, n = arr_len(resp, "interfaces", &ifs);
 
-	printf("maglevd pid %" PRId64 ", up %" PRId64 " s, %" PRId64 " VIPs, %" PRId64
+	printf("maglevd %s, pid %" PRId64 ", up %" PRId64 " s, %" PRId64 " VIPs, %" PRId64
 	       " backends\n",
-	       jint(resp, "pid"), jint(resp, "uptime_s"), jint(resp, "vips"),
-	       jint(resp, "backends"));
+	       s_or(resp, "version", "?"), jint(resp, "pid"), jint(resp, "uptime_s"),
+	       jint(resp, "vips"), jint(resp, "backends"));
 	printf("interfaces (%s XDP):", s_or(resp, "xdp_mode", "?"));
 	for (i = 0; i < n; i++)
 		printf(" %s", json_object_get_string(json_object_array_get_idx(ifs, i)));

@@ -20,12 +20,14 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "bpffs.h"
 #include "daemon.h"
 #include "log.h"
 #include "slowpath.h"
 #include "state.h"
 #include "stream.h"
 #include "table_swap.h"
+#include "version.h"
 
 #define TICK_MS 100
 
@@ -34,16 +36,17 @@ static bool verbose;
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: maglevd [-c FILE] [-t] [-v]\n"
+	fprintf(f, "Usage: maglevd [-c FILE] [-t] [-v] [-V]\n"
 		   "  -c, --config FILE  configuration file (default " MAGLEVD_DEFAULT_CONFIG ")\n"
 		   "  -t, --test         check the configuration file and exit\n"
 		   "  -v, --verbose      log at debug level (overrides log_level)\n"
+		   "  -V, --version      print the version and exit\n"
 		   "  -h, --help         this help\n"
 		   "Runs in the foreground, logs to stderr, notifies systemd when ready.\n"
 		   "Signals: SIGTERM/SIGINT exit leaving the XDP program attached and\n"
 		   "forwarding; SIGHUP reloads the configuration file (maglevctl reload\n"
 		   "does too, and reports the result).\n"
-		   "Control it with maglevctl; see docs/operations.md.\n");
+		   "Control it with maglevctl(8); see maglevd(8) and maglevd.conf(5).\n");
 }
 
 uint64_t mono_ms(void)
@@ -373,11 +376,10 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-					     {"test", no_argument, NULL, 't'},
-					     {"verbose", no_argument, NULL, 'v'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'}, {"test", no_argument, NULL, 't'},
+		{"verbose", no_argument, NULL, 'v'},	  {"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0}};
 	struct ev_source sig_src = {.fd = -1, .cb = on_signal};
 	struct ev_source tick_src = {.fd = -1, .cb = on_tick};
 	struct itimerspec its = {.it_interval = {0, TICK_MS * 1000000L},
@@ -392,7 +394,7 @@ int main(int argc, char **argv)
 	int c, i;
 
 	d.config_path = MAGLEVD_DEFAULT_CONFIG;
-	while ((c = getopt_long(argc, argv, "c:tvh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:tvVh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			d.config_path = optarg;
@@ -403,6 +405,9 @@ int main(int argc, char **argv)
 		case 'v':
 			verbose = true;
 			break;
+		case 'V':
+			printf("maglevd %s\n", MAGLEV_VERSION);
+			return 0;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -444,6 +449,10 @@ int main(int argc, char **argv)
 		log_err("loading the datapath: %s", err);
 		return 1;
 	}
+	if (maglev_dp_mounted_bpffs(d.dp))
+		log_info("no bpffs was mounted at " MAGLEV_BPFFS_ROOT
+			 ": mounted one for pin dir %s",
+			 d.cfg.pin_dir);
 	d.ctx.dp = d.dp;
 	d.ctx.cfg = &d.cfg;
 	if (state_load(d.cfg.state_file, &d.ctx, &d.reg, &missing, err, sizeof(err))) {

@@ -19,6 +19,7 @@
 #include "slowpath.h"
 #include "slowpath_nl.h"
 #include "state.h"
+#include "version.h"
 
 #define BATCH_MAX	 200000
 #define GUE_DEFAULT_PORT 6080
@@ -915,6 +916,7 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 	if (check_keys(req, keys, e))
 		return NULL;
 	o = ok_reply();
+	json_object_object_add(o, "version", json_object_new_string(MAGLEV_VERSION));
 	json_object_object_add(o, "pid", json_object_new_int64(getpid()));
 	json_object_object_add(o, "uptime_s",
 			       json_object_new_int64((int64_t)(mono_ms() - d->start_ms) / 1000));
