@@ -133,6 +133,11 @@ int maglev_dp_map_fd(struct maglev_dp *dp, const char *name)
 	return -ENOENT;
 }
 
+int maglev_dp_prog_fd(struct maglev_dp *dp)
+{
+	return -ENOENT;
+}
+
 int maglev_dp_vip_set(struct maglev_dp *dp, const struct maglev_vip_key *key,
 		      const struct maglev_vip_info *info)
 {

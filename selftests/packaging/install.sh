@@ -29,7 +29,9 @@ expected="755 sbin/maglevd
 644 share/man/man5/maglevd.conf.5
 644 share/bash-completion/completions/maglevctl
 644 share/doc/maglev-lb/operations.md
-644 share/doc/maglev-lb/examples/maglevd.conf.example"
+644 share/doc/maglev-lb/examples/maglevd.conf.example
+644 share/doc/maglev-lb/examples/bird.conf
+644 share/doc/maglev-lb/examples/frr.conf"
 while read -r mode f; do
 	check "installed $f, mode $mode" [ -f "$P/$f" -a "$(stat -c %a "$P/$f" 2>/dev/null)" = "$mode" ]
 done <<<"$expected"

@@ -68,6 +68,10 @@ static size_t print_vips(FILE *f, json_object *resp, size_t *nbe)
 		fprintf(f, "vip add %s", name);
 		if (!strcmp(jstr(v, "encap") ? jstr(v, "encap") : "", "gue"))
 			fprintf(f, " --encap gue --gue-port %" PRId64, jint(v, "gue_port"));
+		if (jstr(v, "placement") && strcmp(jstr(v, "placement"), "maglev"))
+			fprintf(f, " --placement %s", jstr(v, "placement"));
+		if (jint(v, "vnodes"))
+			fprintf(f, " --vnodes %" PRId64, jint(v, "vnodes"));
 		json_object_object_get_ex(v, "check", &chk);
 		print_check(f, chk);
 		fprintf(f, "\n");

@@ -44,8 +44,9 @@ static void usage(FILE *f)
 		   "  -h, --help         this help\n"
 		   "Runs in the foreground, logs to stderr, notifies systemd when ready.\n"
 		   "Signals: SIGTERM/SIGINT exit leaving the XDP program attached and\n"
-		   "forwarding; SIGHUP reloads the configuration file (maglevctl reload\n"
-		   "does too, and reports the result).\n"
+		   "forwarding (announced VIPs are withdrawn first, announce_stop_grace_ms\n"
+		   "before the exit); SIGHUP reloads the configuration file (maglevctl\n"
+		   "reload does too, and reports the result).\n"
 		   "Control it with maglevctl(8); see maglevd(8) and maglevd.conf(5).\n");
 }
 
@@ -367,6 +368,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 		log_debug("timer read: %s", strerror(errno));
 	stream_sweep(d);
 	health_tick(d);
+	announce_tick(d);
 	slowpath_tick(d);
 	if (now - last_sample >= 1000) {
 		last_sample = now;
@@ -430,6 +432,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_set_level(verbose ? LOG_DEBUG : d.cfg.log_level);
+	fd_limit_raise(&d.cfg);
 	if (d.cfg.seed_default)
 		log_warn("no seed in %s: using the documented default seed; set a secret one "
 			 "(see docs/operations.md)",
@@ -525,12 +528,17 @@ int main(int argc, char **argv)
 		log_err("state file: %s", err);
 		goto fail_metrics;
 	}
+	if (announce_start(&d, err, sizeof(err))) {
+		log_err("%s", err);
+		goto fail_metrics;
+	}
 	slowpath_tick(&d);
 	log_info("ready: control socket %s, metrics %s, pin dir %s", d.cfg.control_socket,
 		 d.cfg.metrics_listen[0] ? d.cfg.metrics_listen : "off", d.cfg.pin_dir);
 	sd_notify(0, "READY=1");
 
-	while (!d.stop) {
+	/* A stop first withdraws the announced VIPs and lets them converge. */
+	while (!d.stop || announce_grace(&d)) {
 		struct epoll_event evs[64];
 		int n = epoll_wait(d.epfd, evs, 64, -1);
 

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "maglev_hash.h"
 #include "maglev_table.h"
+#include "placement.h"
 #include "slowpath.h"
 #include "slowpath_nl.h"
 #include "state.h"
@@ -166,13 +167,51 @@ static int get_backend(json_object *req, struct ctl_addr *a, struct req_err *e)
 	return ctl_parse_addr(s, a, e->msg, sizeof(e->msg));
 }
 
+/*
+ * "placement" and "vnodes" of vip.add and vip.set, applied to v only when
+ * both are valid: vnodes belongs to the ring, so it is refused for another
+ * placement instead of being kept silently.
+ */
+static int set_placement(json_object *req, struct vip *v, struct req_err *e)
+{
+	enum maglev_placement kind = v->placement;
+	bool has_vn;
+	int64_t vn = v->vnodes;
+	const char *s;
+
+	if (get_str(req, "placement", false, &s, e) ||
+	    get_int(req, "vnodes", 1, MAGLEV_VNODES_MAX, &vn, &has_vn, e))
+		return -EINVAL;
+	if (s && maglev_placement_parse(s, &kind))
+		return fail(e, "unknown placement '%.40s' (maglev, ring or rendezvous)", s);
+	if (has_vn && kind != MAGLEV_PLACEMENT_RING)
+		return fail(e, "vnodes applies to the ring placement only (this VIP's is %s)",
+			    maglev_placement_name(kind));
+	if (kind != v->placement || (uint32_t)vn != v->vnodes)
+		v->dirty = true;
+	v->placement = kind;
+	v->vnodes = (uint32_t)vn;
+	return 0;
+}
+
 static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {
-		"vip",	      "encap",	    "gue_port",		 "port_any",
-		"check",      "check_port", "check_path",	 "check_status",
-		"check_rise", "check_fall", "check_interval_ms", "check_timeout_ms",
-		NULL};
+	static const char *const keys[] = {"vip",
+					   "encap",
+					   "gue_port",
+					   "port_any",
+					   "check",
+					   "check_port",
+					   "check_path",
+					   "check_status",
+					   "check_rise",
+					   "check_fall",
+					   "check_interval_ms",
+					   "check_timeout_ms",
+					   "placement",
+					   "vnodes",
+					   NULL};
+	struct vip probe = {.placement = MAGLEV_PLACEMENT_MAGLEV, .vnodes = MAGLEV_VNODES_DEFAULT};
 	struct maglev_vip_key key;
 	struct hc_params hc = {0};
 	uint32_t hc_set = 0;
@@ -181,6 +220,7 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	int64_t v, gue = 0;
 	uint8_t encap = MAGLEV_ENCAP_IPIP;
 	bool gue_given;
+	int ret;
 
 	if (check_keys(req, keys, e) || get_str(req, "vip", true, &s, e) ||
 	    ctl_parse_vip(s, &key, &any, e->msg, sizeof(e->msg)))
@@ -237,8 +277,28 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	OPT_INT("check_interval_ms", interval_ms, HCF_INTERVAL, 100, 3600000)
 	OPT_INT("check_timeout_ms", timeout_ms, HCF_TIMEOUT, 10, 3600000)
 #undef OPT_INT
-	return registry_vip_add(r, &d->ctx, &key, encap, (uint16_t)gue, &hc, hc_set, -1, e->msg,
-				sizeof(e->msg));
+	/* Checked on a stand-in first: a bad value must not leave a VIP behind. */
+	if (set_placement(req, &probe, e))
+		return -EINVAL;
+	ret = registry_vip_add(r, &d->ctx, &key, encap, (uint16_t)gue, &hc, hc_set, -1, e->msg,
+			       sizeof(e->msg));
+	if (ret)
+		return ret;
+	return set_placement(req, registry_find_vip(r, &key), e);
+}
+
+static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", "placement", "vnodes", NULL};
+	json_object *m;
+	struct vip *v;
+
+	if (check_keys(req, keys, e) || get_vip(d, r, req, &v, e))
+		return -EINVAL;
+	if (!json_object_object_get_ex(req, "placement", &m) &&
+	    !json_object_object_get_ex(req, "vnodes", &m))
+		return fail(e, "nothing to set: give placement or vnodes");
+	return set_placement(req, v, e);
 }
 
 static int do_vip_del(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
@@ -253,15 +313,17 @@ static int do_vip_del(struct daemon *d, struct registry *r, json_object *req, st
 
 static int do_backend_add(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {"vip", "backend", "weight", "drain", NULL};
+	static const char *const keys[] = {"vip", "backend", "weight", "drain", "start_down", NULL};
 	struct ctl_addr a;
 	int64_t weight = 1;
-	bool has, drain = false;
+	bool has, drain = false, start_down = false;
 	struct vip *v;
+	int ret;
 
 	if (check_keys(req, keys, e) || get_vip(d, r, req, &v, e) || get_backend(req, &a, e) ||
 	    get_int(req, "weight", 0, MAGLEV_WEIGHT_MAX, &weight, &has, e) ||
-	    get_bool(req, "drain", &drain, &has, e))
+	    get_bool(req, "drain", &drain, &has, e) ||
+	    get_bool(req, "start_down", &start_down, &has, e))
 		return -EINVAL;
 	if (addr_unusable(a.family, a.addr)) {
 		char bname[CTL_ADDR_STRLEN];
@@ -270,8 +332,16 @@ static int do_backend_add(struct daemon *d, struct registry *r, json_object *req
 		return fail(e, "backend %s: %s cannot be a backend", bname,
 			    addr_unusable(a.family, a.addr));
 	}
-	return registry_be_add(r, &d->ctx, v, &a, (uint32_t)weight, drain, -1, 0, e->msg,
-			       sizeof(e->msg));
+	ret = registry_be_add(r, &d->ctx, v, &a, (uint32_t)weight, drain, -1, 0, e->msg,
+			      sizeof(e->msg));
+	/* No traffic before a check has passed (health.c brings it up). */
+	if (!ret && start_down) {
+		struct be *b = &v->bes[v->nbe - 1];
+
+		b->up = false;
+		b->start_down = true;
+	}
+	return ret;
 }
 
 static int do_backend_del(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
@@ -330,9 +400,13 @@ static const struct {
 	const char *cmd;
 	mut_fn fn;
 } mutations[] = {
-	{"vip.add", do_vip_add},	 {"vip.del", do_vip_del},
-	{"backend.add", do_backend_add}, {"backend.del", do_backend_del},
-	{"backend.set", do_backend_set}, {"flush", do_flush},
+	{"vip.add", do_vip_add},
+	{"vip.del", do_vip_del},
+	{"vip.set", do_vip_set},
+	{"backend.add", do_backend_add},
+	{"backend.del", do_backend_del},
+	{"backend.set", do_backend_set},
+	{"flush", do_flush},
 };
 
 static mut_fn find_mutation(const char *cmd)
@@ -473,6 +547,10 @@ static json_object *vip_summary(const struct vip *v, const struct hc_params *def
 		o, "encap", json_object_new_string(v->encap == MAGLEV_ENCAP_GUE ? "gue" : "ipip"));
 	if (v->encap == MAGLEV_ENCAP_GUE)
 		json_object_object_add(o, "gue_port", json_object_new_int64(v->gue_port));
+	json_object_object_add(o, "placement",
+			       json_object_new_string(maglev_placement_name(v->placement)));
+	if (v->placement == MAGLEV_PLACEMENT_RING)
+		json_object_object_add(o, "vnodes", json_object_new_int64(v->vnodes));
 	for (i = 0; i < v->nbe; i++)
 		up += v->bes[i].up && !v->bes[i].drain && v->bes[i].weight;
 	json_object_object_add(o, "backends", json_object_new_int64(v->nbe));
@@ -701,6 +779,39 @@ static json_object *do_health(struct daemon *d, json_object *req, struct req_err
 
 static uint32_t live_table[MAGLEV_TABLE_SIZE];
 static uint32_t slot_count[MAGLEV_MAX_BACKENDS];
+static const struct be *be_of_idx[MAGLEV_MAX_BACKENDS];
+
+/*
+ * FNV-1a over each slot's backend as family (1 byte) and address (16 bytes,
+ * IPv4 zero-padded), 17 zero bytes for a slot naming none of v's backends.
+ * Backend indices are this daemon's own, addresses are not: two balancers
+ * agree on the digest exactly when every slot sends to the same backend.
+ */
+static uint64_t table_digest(const struct vip *v, const uint32_t *t)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	uint32_t i, k;
+
+	for (i = 0; i < v->nbe; i++)
+		be_of_idx[v->bes[i].idx] = &v->bes[i];
+	for (i = 0; i < MAGLEV_TABLE_SIZE; i++) {
+		const struct be *b = be_of_idx[t[i]];
+		uint8_t id[17] = {0};
+
+		if (b) {
+			id[0] = b->addr.family;
+			memcpy(id + 1, b->addr.addr,
+			       b->addr.family == MAGLEV_AF_INET ? 4 : sizeof(b->addr.addr));
+		}
+		for (k = 0; k < sizeof(id); k++) {
+			h ^= id[k];
+			h *= 0x100000001b3ULL;
+		}
+	}
+	for (i = 0; i < v->nbe; i++)
+		be_of_idx[v->bes[i].idx] = NULL;
+	return h;
+}
 
 static json_object *do_table(struct daemon *d, json_object *req, struct req_err *e)
 {
@@ -730,6 +841,10 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 	json_object_object_add(o, "size", json_object_new_int64(MAGLEV_TABLE_SIZE));
 	json_object_object_add(o, "table_gen", json_object_new_uint64(v->table_gen));
 	json_object_object_add(o, "rebuild_ms", json_object_new_double(v->rebuild_ms));
+	json_object_object_add(o, "placement",
+			       json_object_new_string(maglev_placement_name(v->placement)));
+	snprintf(name, sizeof(name), "%016llx", (unsigned long long)table_digest(v, live_table));
+	json_object_object_add(o, "digest", json_object_new_string(name));
 	arr = json_object_new_array();
 	for (i = 0; i < v->nbe; i++) {
 		const struct be *b = &v->bes[i];
@@ -930,6 +1045,9 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 			       json_object_new_string(d->cfg.xdp_generic ? "generic" : "native"));
 	json_object_object_add(o, "pin_dir", json_object_new_string(d->cfg.pin_dir));
 	json_object_object_add(o, "state_file", json_object_new_string(d->cfg.state_file));
+	json_object_object_add(o, "health_checks_unknown",
+			       json_object_new_uint64(health_unknown_total()));
+	json_object_object_add(o, "announce", announce_json(d));
 	json_object_object_add(o, "reloads", json_object_new_uint64(d->reloads));
 	json_object_object_add(o, "reload_failures", json_object_new_uint64(d->reload_failures));
 	if (d->reload_error[0])
@@ -956,6 +1074,26 @@ static json_object *do_reload(struct daemon *d, json_object *req, struct req_err
 	return o;
 }
 
+/* {"cmd":"announce"} shows, {"cmd":"announce","state":"on"|"off"} sets too. */
+static json_object *do_announce(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"state", NULL};
+	json_object *o;
+	const char *s;
+
+	if (check_keys(req, keys, e) || get_str(req, "state", false, &s, e))
+		return NULL;
+	if (s && strcmp(s, "on") && strcmp(s, "off")) {
+		fail(e, "announce state '%.20s': want on or off", s);
+		return NULL;
+	}
+	if (s && announce_set(d, !strcmp(s, "on"), e->msg, sizeof(e->msg)))
+		return NULL;
+	o = ok_reply();
+	json_object_object_add(o, "announce", announce_json(d));
+	return o;
+}
+
 static const struct {
 	const char *cmd;
 	json_object *(*fn)(struct daemon *d, json_object *req, struct req_err *e);
@@ -963,7 +1101,7 @@ static const struct {
 	{"vip.list", do_vip_list}, {"vip.show", do_vip_show}, {"backend.list", do_backend_list},
 	{"stats", do_stats},	   {"health", do_health},     {"table", do_table},
 	{"lookup", do_lookup},	   {"dump", do_dump},	      {"status", do_status},
-	{"reload", do_reload},
+	{"reload", do_reload},	   {"announce", do_announce},
 };
 
 static json_object *handle(struct daemon *d, json_object *req, struct req_err *e)
@@ -988,7 +1126,8 @@ static json_object *handle(struct daemon *d, json_object *req, struct req_err *e
 		fail(e, "out of memory");
 		return NULL;
 	}
-	if (apply_mutation(d, next, cmd, req, e)) {
+	if (apply_mutation(d, next, cmd, req, e) ||
+	    registry_check_placements(next, e->msg, sizeof(e->msg))) {
 		registry_free(next);
 		return NULL;
 	}

@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "maglev_table.h"
+#include "placement.h"
 #include "state.h"
 
 #define STATE_MAX_FILE (64u << 20)
@@ -39,6 +40,10 @@ json_object *state_vip_json(const struct vip *v, bool with_ids)
 		o, "encap", json_object_new_string(v->encap == MAGLEV_ENCAP_GUE ? "gue" : "ipip"));
 	if (v->encap == MAGLEV_ENCAP_GUE)
 		json_object_object_add(o, "gue_port", json_object_new_int64(v->gue_port));
+	json_object_object_add(o, "placement",
+			       json_object_new_string(maglev_placement_name(v->placement)));
+	if (v->placement == MAGLEV_PLACEMENT_RING)
+		json_object_object_add(o, "vnodes", json_object_new_int64(v->vnodes));
 	chk = json_object_new_object();
 	if (v->hc_set & HCF_TYPE)
 		json_object_object_add(chk, "type",
@@ -284,6 +289,8 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 	struct hc_params hc = {0};
 	uint32_t hc_set = 0;
 	uint8_t encap = MAGLEV_ENCAP_IPIP;
+	enum maglev_placement pk;
+	uint64_t vn = MAGLEV_VNODES_DEFAULT;
 	bool any;
 	struct vip *v;
 	size_t i, n;
@@ -315,6 +322,21 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 			     errlen))
 		return -EINVAL;
 	v = r->vips[id];
+	/* Absent in files from before placements: maglev, as then. */
+	if (get_member(vo, "placement", json_type_string, false, &m, err, errlen))
+		return -EINVAL;
+	if (m && maglev_placement_parse(json_object_get_string(m), &pk)) {
+		snprintf(err, errlen, "unknown placement '%.40s'", json_object_get_string(m));
+		return -EINVAL;
+	}
+	v->placement = m ? pk : MAGLEV_PLACEMENT_MAGLEV;
+	if (get_uint(vo, "vnodes", false, MAGLEV_VNODES_MAX, &vn, err, errlen))
+		return -EINVAL;
+	if (!vn) {
+		snprintf(err, errlen, "'vnodes' out of range");
+		return -EINVAL;
+	}
+	v->vnodes = (uint32_t)vn;
 	if (get_member(vo, "base", json_type_object, false, &base, err, errlen))
 		return -EINVAL;
 	if (base) {
@@ -424,6 +446,11 @@ int state_parse(const char *text, size_t len, const struct registry_ctx *ctx, st
 			snprintf(err, errlen, "VIP entry %zu: %s", i, e);
 			goto bad;
 		}
+	}
+	/* What a request would refuse, a state file may not smuggle in. */
+	if (registry_check_placements(r, e, sizeof(e))) {
+		snprintf(err, errlen, "%s", e);
+		goto bad;
 	}
 	json_object_put(root);
 	*out = r;
