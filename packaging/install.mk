@@ -45,7 +45,8 @@ install: install-prereqs
 	done
 	@# The unit names the binary and the guide where this install put them.
 	@mkdir -p "$(DESTDIR)$(UNITDIR)"
-	sed -e 's|/usr/local/sbin/|$(SBINDIR)/|g' -e 's|/usr/local/share/doc/maglev-lb|$(DOCDIR)|g' \
+	sed -e 's|/usr/local/sbin/|$(SBINDIR)/|g' -e 's|/usr/local/bin/|$(BINDIR)/|g' \
+		-e 's|/usr/local/share/doc/maglev-lb|$(DOCDIR)|g' \
 		docs/maglevd.service > "$(DESTDIR)$(UNITDIR)/maglevd.service"
 
 uninstall:

@@ -35,7 +35,7 @@ expect() {
 
 check "complete -F _maglevctl maglevctl is registered" \
 	bash -c "[ \"\$(. '$ROOT/userspace/maglevctl/completion.bash'; complete -p maglevctl)\" = 'complete -F _maglevctl maglevctl' ]"
-expect "objects" "$C " "announce backend health help lookup restore save stats status table vip"
+expect "objects" "$C " "announce backend health help lookup reload restore save stats status table vip"
 expect "announce values" "$C announce " "off on"
 expect "an object from its prefix" "$C b" "backend"
 expect "vip commands" "$C vip " "add del list set show"
@@ -49,6 +49,7 @@ expect "--check values" "$C vip add 192.0.2.10:80/tcp --check " "http none tcp"
 expect "backend set options" "$C backend set 192.0.2.10:80/tcp 198.51.100.5 --" "--drain --help --undrain --weight"
 expect "stats options, -j before the object" "$C -j stats -" "--help --watch -w"
 touch "$TDIR/lb-saved.conf"
+expect "restore options" "$C restore --" "--allow-empty --dry-run --help --no-flush"
 expect "restore completes files" "$C restore --no-flush $TDIR/lb-s" "$TDIR/lb-saved.conf"
 # Every command maglevctl --help lists is completed (lines that only continue
 # the arguments of the line above name none).

@@ -62,11 +62,11 @@ _maglevctl() {
 			"backend add") cands="--weight --drain --start-down --help" ;;
 			"backend set") cands="--weight --drain --undrain --help" ;;
 			stats*) cands="-w --watch --help" ;;
-			restore*) cands="--no-flush --help" ;;
+			restore*) cands="--no-flush --dry-run --allow-empty --help" ;;
 			*) cands="--help" ;;
 			esac
 		elif ((n == 0)); then
-			cands="vip backend stats health table lookup save restore status announce help"
+			cands="vip backend stats health table lookup save restore status reload announce help"
 		else
 			case "$obj" in
 			vip)

@@ -24,8 +24,10 @@ void help_main(FILE *f)
 	      "  table VIP               slots and share per backend in the live table\n"
 	      "  lookup VIP SRC:SPORT    which backend a client's flow goes to, and why\n"
 	      "  save                    print the configuration as maglevctl commands\n"
-	      "  restore [--no-flush] [FILE]  apply a saved configuration, all or nothing\n"
+	      "  restore [--no-flush] [--dry-run] [--allow-empty] [FILE]  apply a save, all or "
+	      "nothing\n"
 	      "  status                  daemon version and status\n"
+	      "  reload                  re-read maglevd's config file; exit 1 if refused\n"
 	      "  announce [on|off]       announced VIPs and why; off: maintenance (all out)\n"
 	      "\n"
 	      "VIP:     192.0.2.10:80/tcp  [2001:db8::10]:443/tcp  192.0.2.10:53/udp\n"
@@ -118,13 +120,29 @@ static const struct {
 	 "Usage: maglevctl save\nPrint the configuration (VIPs, backends, weights, drain) as "
 	 "maglevctl commands.\n"},
 	{"restore", NULL,
-	 "Usage: maglevctl restore [--no-flush] [FILE]\n"
+	 "Usage: maglevctl restore [--no-flush] [--dry-run] [--allow-empty] [FILE]\n"
 	 "Apply a file written by save (default: stdin). The whole file is one atomic\n"
 	 "request: either every line is applied or nothing is. Without --no-flush the\n"
-	 "file replaces the running configuration; with it, it is added to it.\n"},
+	 "file replaces the running configuration; with it, it is added to it.\n"
+	 "  --dry-run      apply nothing: the daemon checks the whole file, and the\n"
+	 "                 changes are printed as a diff of save lines ('-' removed,\n"
+	 "                 '+' added; a changed backend shows as both)\n"
+	 "  --allow-empty  restore a file without any vip or backend line, deleting\n"
+	 "                 every VIP (refused otherwise: the file may be empty or cut\n"
+	 "                 short)\n"
+	 "A file written by save ends with a '# end of maglevctl save' line; one that\n"
+	 "starts like a save but lacks it was cut short and is refused.\n"},
 	{"status", NULL,
-	 "Usage: maglevctl status\nDaemon version, PID, uptime, interfaces, XDP mode, counts, health\n"
-	 "checks that could not be made (unknown), and each VIP's announce state.\n"},
+	 "Usage: maglevctl status\nDaemon version, PID, uptime, interfaces, XDP mode, counts, "
+	 "health\n"
+	 "checks that could not be made (unknown), reloads and why the last one failed,\n"
+	 "and each VIP's announce state.\n"},
+	{"reload", NULL,
+	 "Usage: maglevctl reload\n"
+	 "Have maglevd re-read its configuration file (as SIGHUP does) and wait for the\n"
+	 "result: exit 0 when applied, 1 with the reason on stderr when refused (the\n"
+	 "running configuration then stays) or when it failed part-way. systemctl reload\n"
+	 "maglevd runs this (docs/maglevd.service).\n"},
 	{"announce", NULL,
 	 "Usage: maglevctl announce [on|off]\n"
 	 "Without an argument: whether each VIP is announced (its route in the config's\n"

@@ -241,6 +241,8 @@ static int dispatch(const struct ctl_opts *o, int argc, char **argv)
 		return query(o, object, "lookup", argc - 1, argv + 1, 2, lookup_n, 2, print_lookup);
 	if (!strcmp(object, "status"))
 		return query(o, object, "status", argc - 1, argv + 1, 0, vip_n, 0, print_status);
+	if (!strcmp(object, "reload"))
+		return query(o, object, "reload", argc - 1, argv + 1, 0, vip_n, 0, print_reload);
 	if (!strcmp(object, "announce")) {
 		static const char *const state_n[] = {"state"};
 

@@ -313,5 +313,13 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 	       s_or(resp, "state_file", "?"));
 	printf("health checks that could not be made (unknown, no verdict): %" PRId64 "\n",
 	       jint(resp, "health_checks_unknown"));
+	printf("reloads %" PRId64 " ok, %" PRId64 " failed%s%s\n", jint(resp, "reloads"),
+	       jint(resp, "reload_failures"), jstr(resp, "last_reload_error") ? "; last: " : "",
+	       s_or(resp, "last_reload_error", ""));
 	print_announce(o, resp);
+}
+
+void print_reload(const struct ctl_opts *o, json_object *resp)
+{
+	printf("configuration reloaded from %s\n", s_or(resp, "config", "?"));
 }

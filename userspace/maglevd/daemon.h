@@ -34,6 +34,7 @@ struct daemon {
 	bool stop;
 	uint64_t start_ms;
 	uint64_t commits, commit_failures, reloads, reload_failures, ctl_requests, ctl_rejected;
+	char reload_error[512]; /* why the last reload failed; "" if it did not */
 	int ifindex[CFG_MAX_IFACES];
 	int n_attached;
 };
@@ -49,6 +50,12 @@ uint64_t mono_us(void);
  * persist it. On failure err says what; the daemon keeps running.
  */
 int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t errlen);
+
+/*
+ * Re-read the config file and apply it (SIGHUP, "maglevctl reload"). 0, or
+ * -1 with err saying why: refused (nothing changed) or failed part-way.
+ */
+int daemon_reload(struct daemon *d, char *err, size_t errlen);
 
 /*
  * Clients held at once by the control socket (ctl_server.c) and by the

@@ -181,7 +181,8 @@ char *metrics_render(struct daemon *d, size_t *len)
 	     "State file writes that failed (the running state is newer than the file).");
 	fprintf(f, "maglevd_state_write_failures_total %llu\n",
 		(unsigned long long)state_writer_failures());
-	head(f, "maglevd_config_reloads_total", "counter", "SIGHUP reloads by result.");
+	head(f, "maglevd_config_reloads_total", "counter",
+	     "Config reloads (SIGHUP or maglevctl reload) by result.");
 	fprintf(f, "maglevd_config_reloads_total{result=\"ok\"} %llu\n",
 		(unsigned long long)d->reloads);
 	fprintf(f, "maglevd_config_reloads_total{result=\"fail\"} %llu\n",

@@ -442,7 +442,7 @@ static int apply_mutation(struct daemon *d, struct registry *r, const char *cmd,
 	if (strcmp(cmd, "batch"))
 		return find_mutation(cmd)(d, r, req, e);
 	{
-		static const char *const keys[] = {"requests", NULL};
+		static const char *const keys[] = {"requests", "dry_run", NULL};
 
 		if (check_keys(req, keys, e))
 			return -EINVAL;
@@ -1000,21 +1000,26 @@ static json_object *do_lookup(struct daemon *d, json_object *req, struct req_err
 	return o;
 }
 
+/* An ok answer whose "vips" holds every VIP of r as "dump" shows them. */
+static json_object *dump_reply(const struct registry *r)
+{
+	json_object *o = ok_reply(), *arr = json_object_new_array();
+	uint32_t i;
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
+		if (r->vips[i])
+			json_object_array_add(arr, state_vip_json(r->vips[i], false));
+	json_object_object_add(o, "vips", arr);
+	return o;
+}
+
 static json_object *do_dump(struct daemon *d, json_object *req, struct req_err *e)
 {
 	static const char *const keys[] = {NULL};
-	json_object *o, *arr;
-	uint32_t i;
 
 	if (check_keys(req, keys, e))
 		return NULL;
-	o = ok_reply();
-	arr = json_object_new_array();
-	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
-		if (d->reg->vips[i])
-			json_object_array_add(arr, state_vip_json(d->reg->vips[i], false));
-	json_object_object_add(o, "vips", arr);
-	return o;
+	return dump_reply(d->reg);
 }
 
 static json_object *do_status(struct daemon *d, json_object *req, struct req_err *e)
@@ -1043,6 +1048,29 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 	json_object_object_add(o, "health_checks_unknown",
 			       json_object_new_uint64(health_unknown_total()));
 	json_object_object_add(o, "announce", announce_json(d));
+	json_object_object_add(o, "reloads", json_object_new_uint64(d->reloads));
+	json_object_object_add(o, "reload_failures", json_object_new_uint64(d->reload_failures));
+	if (d->reload_error[0])
+		json_object_object_add(o, "last_reload_error",
+				       json_object_new_string(d->reload_error));
+	return o;
+}
+
+/* Reload the config file and answer with the result (systemctl reload). */
+static json_object *do_reload(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {NULL};
+	char err[512];
+	json_object *o;
+
+	if (check_keys(req, keys, e))
+		return NULL;
+	if (daemon_reload(d, err, sizeof(err))) {
+		fail(e, "%s", err);
+		return NULL;
+	}
+	o = ok_reply();
+	json_object_object_add(o, "config", json_object_new_string(d->config_path));
 	return o;
 }
 
@@ -1073,7 +1101,7 @@ static const struct {
 	{"vip.list", do_vip_list}, {"vip.show", do_vip_show}, {"backend.list", do_backend_list},
 	{"stats", do_stats},	   {"health", do_health},     {"table", do_table},
 	{"lookup", do_lookup},	   {"dump", do_dump},	      {"status", do_status},
-	{"announce", do_announce},
+	{"reload", do_reload},	   {"announce", do_announce},
 };
 
 static json_object *handle(struct daemon *d, json_object *req, struct req_err *e)
@@ -1102,6 +1130,23 @@ static json_object *handle(struct daemon *d, json_object *req, struct req_err *e
 	    registry_check_placements(next, e->msg, sizeof(e->msg))) {
 		registry_free(next);
 		return NULL;
+	}
+	/* A dry run (restore --dry-run): validated whole, answered with the
+	 * state it would give, never committed.
+	 */
+	if (!strcmp(cmd, "batch")) {
+		bool dry = false, has;
+		json_object *o;
+
+		if (get_bool(req, "dry_run", &dry, &has, e)) {
+			registry_free(next);
+			return NULL;
+		}
+		if (dry) {
+			o = dump_reply(next);
+			registry_free(next);
+			return o;
+		}
 	}
 	if (daemon_commit(d, next, e->msg, sizeof(e->msg)))
 		return NULL;

@@ -167,16 +167,24 @@ int state_write(const char *path, const char *text, size_t len, char *err, size_
 	return ret;
 }
 
+/* state_render, with err set when it fails. */
+static char *render(const struct registry *r, size_t *len, char *err, size_t errlen)
+{
+	char *text = state_render(r, len);
+
+	if (!text)
+		snprintf(err, errlen, "out of memory");
+	return text;
+}
+
 int state_save(const char *path, const struct registry *r, char *err, size_t errlen)
 {
 	size_t len = 0;
-	char *text = state_render(r, &len);
+	char *text = render(r, &len, err, errlen);
 	int ret;
 
-	if (!text) {
-		snprintf(err, errlen, "out of memory");
+	if (!text)
 		return -ENOMEM;
-	}
 	ret = state_write(path, text, len, err, errlen);
 	free(text);
 	return ret;
@@ -453,8 +461,27 @@ bad:
 	return -EINVAL;
 }
 
-int state_load(const char *path, const struct registry_ctx *ctx, struct registry **out, char *err,
-	       size_t errlen)
+int state_check_config(const struct registry *r, const struct maglevd_config *cfg, char *err,
+		       size_t errlen)
+{
+	/* No datapath: the parse only validates; ids and indices come from r. */
+	const struct registry_ctx ctx = {.dp = NULL, .cfg = cfg};
+	struct registry *check = NULL;
+	size_t len = 0;
+	char *text = render(r, &len, err, errlen);
+	int ret;
+
+	if (!text)
+		return -ENOMEM;
+	/* The same parser as the start: what it refuses, a reload refuses. */
+	ret = state_parse(text, len, &ctx, &check, err, errlen);
+	registry_free(check);
+	free(text);
+	return ret;
+}
+
+int state_load(const char *path, const struct registry_ctx *ctx, struct registry **out,
+	       bool *missing, char *err, size_t errlen)
 {
 	struct stat st;
 	char *buf;
@@ -462,9 +489,11 @@ int state_load(const char *path, const struct registry_ctx *ctx, struct registry
 	ssize_t n;
 	int fd, r;
 
+	*missing = false;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT) {
+			*missing = true;
 			*out = registry_new();
 			return *out ? 0 : -ENOMEM;
 		}
