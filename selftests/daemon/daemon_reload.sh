@@ -4,7 +4,8 @@
 # metrics_listen and health_http_path values with their line; a SIGHUP
 # reload that fails part-way leaves no newly added interface attached; the
 # -v debug level survives a SIGHUP; maglevctl refuses contradicting options
-# as a usage error and changes nothing.
+# as a usage error and changes nothing; tcp_closed_timeout_ms reaches the
+# loaded program, and only a restart changes it.
 . "$(dirname "$0")/lib.sh"
 
 setup_net || skip_all "cannot create namespaces/veth"
@@ -135,5 +136,30 @@ usage_reject "backend add --drain twice" "--drain given twice" \
 check "backend set --weight with --drain is one change (both applied)" \
 	bash -c "$MAGLEVCTL backend set $V 198.51.100.2 --weight 5 --drain && \
 		 $MAGLEVCTL -j backend list $V | jqt '.backends[] | select(.backend == \"198.51.100.2\") | .weight == 5 and .drain' >/dev/null"
+stop_daemon
+
+# --- tcp_closed_timeout_ms: bound when the program loads (restart only) ---------------
+conf_case "tcp_closed_timeout_ms below 100" bad "tcp_closed_timeout_ms 50"
+# closed_ns: the attached program's maglev_tcp_closed_ns (its .rodata).
+closed_ns() {
+	local ifx prog m
+	ifx=$(lbx cat /sys/class/net/lb0/ifindex)
+	prog=$(bpftool -j link show pinned "$PIN/link_xdp_$ifx" | jq .prog_id)
+	for m in $(bpftool -j prog show id "$prog" | jq '.map_ids[]'); do
+		bpftool -j map show id "$m" | jq -e '.name | endswith(".rodata")' >/dev/null &&
+			bpftool -j map dump id "$m" | jq '.[0].formatted.value[".rodata"][0].maglev_tcp_closed_ns'
+	done
+}
+write_conf "tcp_closed_timeout_ms 2500"
+start_daemon || nok "maglevd starts with tcp_closed_timeout_ms 2500"
+check "tcp_closed_timeout_ms 2500: the datapath expires closed entries after 2.5 s ($(closed_ns) ns)" \
+	[ "$(closed_ns)" = 2500000000 ]
+write_conf "tcp_closed_timeout_ms 5000"
+reload_and_wait
+check "a reload keeps the running tcp_closed_timeout_ms, and says so" \
+	bash -c "[ \"\$(grep -c 'tcp_closed_timeout_ms and xdp_mode take effect on restart only' '$DLOG')\" -ge 1 ] && [ \"$(closed_ns)\" = 2500000000 ]"
+stop_daemon
+start_daemon || nok "maglevd restarts with tcp_closed_timeout_ms 5000"
+check "a restart applies it ($(closed_ns) ns)" [ "$(closed_ns)" = 5000000000 ]
 stop_daemon
 t_done

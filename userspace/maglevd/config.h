@@ -47,6 +47,7 @@ struct maglevd_config {
 	uint32_t mtu; /* 0: the first interface's MTU */
 	uint32_t new_flow_limit;
 	uint64_t udp_idle_ms;
+	uint64_t tcp_closed_ms; /* bound at load: restart only */
 	uint32_t conn_table_size;
 	uint32_t max_vips;
 	uint32_t max_backends_per_vip;

@@ -250,9 +250,11 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	/* Settings bound at start stay; say so rather than half-apply them. */
 	if (strcmp(nc.state_file, d->cfg.state_file) || strcmp(nc.pin_dir, d->cfg.pin_dir) ||
 	    strcmp(nc.control_socket, d->cfg.control_socket) ||
-	    nc.conn_table_size != d->cfg.conn_table_size || nc.xdp_generic != d->cfg.xdp_generic) {
-		log_warn("reload: state_file, pin_dir, control_socket, conn_table_size and "
-			 "xdp_mode take effect on restart only; keeping the running values");
+	    nc.conn_table_size != d->cfg.conn_table_size || nc.xdp_generic != d->cfg.xdp_generic ||
+	    nc.tcp_closed_ms != d->cfg.tcp_closed_ms) {
+		log_warn("reload: state_file, pin_dir, control_socket, conn_table_size, "
+			 "tcp_closed_timeout_ms and xdp_mode take effect on restart only; keeping "
+			 "the running values");
 		if (strcmp(nc.state_file, d->cfg.state_file))
 			log_warn("reload: state_file changed: move %s to %s before restarting "
 				 "(maglevd does not start without it while VIPs are live)",
@@ -262,6 +264,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 		strcpy(nc.control_socket, d->cfg.control_socket);
 		nc.conn_table_size = d->cfg.conn_table_size;
 		nc.xdp_generic = d->cfg.xdp_generic;
+		nc.tcp_closed_ms = d->cfg.tcp_closed_ms;
 	}
 	/* A start with nc would refuse the state file of these VIPs. */
 	if (state_check_config(d->reg, &nc, e2, sizeof(e2))) {
@@ -448,6 +451,7 @@ int main(int argc, char **argv)
 
 	dpo.pin_dir = d.cfg.pin_dir;
 	dpo.conn_table_size = d.cfg.conn_table_size;
+	dpo.tcp_closed_ns = d.cfg.tcp_closed_ms * 1000000ULL;
 	if (maglev_dp_open(&d.dp, &dpo, err, sizeof(err))) {
 		log_err("loading the datapath: %s", err);
 		return 1;
