@@ -78,6 +78,12 @@ struct maglev_conn {
 	__u64 last_seen_ns; /* bpf_ktime_get_ns() of a recent packet; UDP idle expiry */
 };
 
+/* The least mtu an IPv6 VIP works with: its clients cannot take a
+ * packet-too-big below IPv6's minimum MTU (1280, RFC 8200), and the outer
+ * headers add up to 52 bytes (IPv6 40 + UDP 8 + GUE 4).
+ */
+#define MAGLEV_MTU_MIN_IPV6 (1280 + 40 + 8 + 4)
+
 /* Global configuration, one element of an array map written by maglevd. */
 struct maglev_config {
 	__u64 seed_k0;

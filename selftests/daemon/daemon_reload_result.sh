@@ -33,7 +33,6 @@ systemctl_reload() {
 	done
 }
 since() { tail -n +$((mark + 1)) "$DLOG"; }
-dp_mtu() { bpftool -j map dump pinned "$PIN/maglev_cfg" | jq '.[0].formatted.value.mtu'; }
 
 systemctl_reload
 check "ExecReload of an unchanged file: exit 0 and 'configuration reloaded'" \

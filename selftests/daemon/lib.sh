@@ -234,6 +234,9 @@ wait_state() {
 	return 1
 }
 
+# dp_mtu: the mtu in the datapath's config map.
+dp_mtu() { bpftool -j map dump pinned "$PIN/maglev_cfg" | jq '.[0].formatted.value.mtu'; }
+
 # pktio ARGS...: flows from the client namespace; JSON summary on stdout.
 pktio() {
 	clx python3 "$PKTIO" --ifname c0 --src 203.0.113.2 "$@"

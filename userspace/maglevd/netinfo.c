@@ -567,6 +567,22 @@ int daemon_dp_config(struct daemon *d, const struct maglevd_config *cfg, struct 
 		}
 	}
 	mc->mtu = cfg->mtu ? cfg->mtu : mtu;
+	if (mc->mtu < MAGLEV_MTU_MIN_IPV6) {
+		const struct vip *v = registry_first_ipv6_vip(d->reg);
+
+		if (v) {
+			char name[64];
+
+			ctl_format_vip(&v->key, name, sizeof(name));
+			snprintf(err, errlen,
+				 "%s%s %u is below %u, the least an IPv6 VIP (%s) works with: its "
+				 "clients cannot take a packet-too-big under 1280 and the outer "
+				 "headers take up to 52 bytes",
+				 cfg->mtu ? "mtu" : "the MTU of ", cfg->mtu ? "" : cfg->ifaces[0],
+				 mc->mtu, MAGLEV_MTU_MIN_IPV6, name);
+			return -EINVAL;
+		}
+	}
 	if (cfg->src4_set) {
 		mc->src4_prefix = cfg->src4_prefix;
 		mc->src4_plen = cfg->src4_plen;

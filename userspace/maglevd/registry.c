@@ -130,6 +130,16 @@ struct registry *registry_clone(const struct registry *r)
 	return n;
 }
 
+const struct vip *registry_first_ipv6_vip(const struct registry *r)
+{
+	uint32_t i;
+
+	for (i = 0; r && i < MAGLEV_MAX_VIPS; i++)
+		if (r->vips[i] && r->vips[i]->key.family == MAGLEV_AF_INET6)
+			return r->vips[i];
+	return NULL;
+}
+
 struct vip *registry_find_vip(const struct registry *r, const struct maglev_vip_key *key)
 {
 	uint32_t i;

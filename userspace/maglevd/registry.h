@@ -145,6 +145,8 @@ struct registry *registry_get(struct registry *r);
 void registry_free(struct registry *r);
 
 struct vip *registry_find_vip(const struct registry *r, const struct maglev_vip_key *key);
+/* Some IPv6 VIP, or NULL when there is none (the mtu check needs one). */
+const struct vip *registry_first_ipv6_vip(const struct registry *r);
 struct be *vip_find_be(const struct vip *v, const struct ctl_addr *a);
 /* The effective health-check settings of v under the config defaults. */
 void vip_hc(const struct vip *v, const struct hc_params *defaults, struct hc_params *out);

@@ -280,6 +280,18 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	/* Checked on a stand-in first: a bad value must not leave a VIP behind. */
 	if (set_placement(req, &probe, e))
 		return -EINVAL;
+	if (key.family == MAGLEV_AF_INET6) {
+		struct maglev_config mc;
+
+		if (!maglev_dp_get_config(d->dp, &mc) && mc.mtu && mc.mtu < MAGLEV_MTU_MIN_IPV6)
+			return fail(
+				e,
+				"VIP %.60s: the datapath mtu %u is below %u, the least an IPv6 "
+				"VIP works with (its clients cannot take a packet-too-big under "
+				"1280, and the outer headers take up to 52 bytes): raise mtu or "
+				"the interface MTU",
+				s, mc.mtu, MAGLEV_MTU_MIN_IPV6);
+	}
 	ret = registry_vip_add(r, &d->ctx, &key, encap, (uint16_t)gue, &hc, hc_set, -1, e->msg,
 			       sizeof(e->msg));
 	if (ret)
