@@ -4,7 +4,7 @@ TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
 	selftests/daemon/daemon_health.sh selftests/daemon/daemon_health_encap.sh \
 	selftests/daemon/daemon_state.sh selftests/daemon/daemon_nexthop.sh \
 	selftests/daemon/daemon_reload.sh selftests/daemon/daemon_crash.sh \
-	selftests/daemon/daemon_bpffs.sh
+	selftests/daemon/daemon_bpffs.sh selftests/daemon/daemon_operator.sh
 # The mirror into the slow-path module: needs the module, so the 6.1 VM only.
 VM_TESTS += selftests/daemon/daemon_slowpath.sh
 

@@ -36,7 +36,8 @@ void help_main(FILE *f)
 	      "  -V, --version       print maglevctl's version and exit\n"
 	      "  -h, --help          this help\n"
 	      "\n"
-	      "Exit status: 0 done, 1 rejected (reason on stderr) or no daemon, 2 usage error.\n",
+	      "Exit status: 0 done, 1 rejected (nothing changed; reason on stderr),\n"
+	      "2 usage error, 3 no daemon (nothing sent), 4 outcome unknown (sent, no answer).\n",
 	      f);
 }
 

@@ -64,15 +64,29 @@ void report_error(const struct ctl_opts *o, const char *msg)
 	fprintf(stderr, "maglevctl: %s\n", msg);
 }
 
+int call_failed(const struct ctl_opts *o, const char *err, bool sent)
+{
+	char msg[400];
+
+	if (!sent) {
+		report_error(o, err);
+		return EXIT_NO_DAEMON;
+	}
+	/* The daemon may or may not have acted: say so, a script must check. */
+	snprintf(msg, sizeof(msg), "%s; the request was sent, its outcome is unknown", err);
+	report_error(o, msg);
+	return EXIT_UNKNOWN;
+}
+
 json_object *call(const struct ctl_opts *o, json_object *req, int *rc)
 {
 	json_object *resp = NULL;
 	char err[300];
+	bool sent;
 
-	if (ctl_call(ctl_socket_path(o->socket), req, &resp, err, sizeof(err))) {
+	if (ctl_call_ex(ctl_socket_path(o->socket), req, &resp, &sent, err, sizeof(err))) {
 		json_object_put(req);
-		report_error(o, err);
-		*rc = EXIT_REJECTED;
+		*rc = call_failed(o, err, sent);
 		return NULL;
 	}
 	json_object_put(req);

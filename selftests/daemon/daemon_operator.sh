@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# The operator's everyday comforts against a real daemon: maglevctl's exit
+# statuses (done, rejected, usage, no daemon, outcome unknown).
+. "$(dirname "$0")/lib.sh"
+
+setup_net || skip_all "cannot create namespaces/veth"
+write_conf
+start_daemon || { nok "maglevd starts"; t_done; }
+ok "maglevd starts in its namespace"
+
+V4=192.0.2.10:80/tcp
+# rc CMD...: the exit status of CMD, output dropped.
+rc() {
+	"$@" >/dev/null 2>&1
+	echo $?
+}
+
+# --- exit statuses --------------------------------------------------------------
+check "exit 0: a change is done" [ "$(rc ctl vip add $V4)" = 0 ]
+ctl backend add $V4 198.51.100.1
+before=$(snapshot)
+check "exit 1: a rejected change (no such VIP)" \
+	[ "$(rc ctl backend add 192.0.2.99:80/tcp 198.51.100.2)" = 1 ]
+check "exit 1: a change the daemon refuses (duplicate backend)" \
+	[ "$(rc ctl backend add $V4 198.51.100.1)" = 1 ]
+check "exit 1 changed nothing" [ "$(snapshot)" = "$before" ]
+check "exit 2: a usage error" [ "$(rc ctl backend frob $V4)" = 2 ]
+check "exit 3: no daemon listens on the socket" \
+	[ "$(rc ctl -s "$TDIR/none.sock" backend set $V4 198.51.100.1 --drain)" = 3 ]
+check "exit 3: restore without a daemon" \
+	bash -c "echo 'vip add 192.0.2.12:80/tcp' | $MAGLEVCTL -s $TDIR/none.sock restore; [ \$? -eq 3 ]"
+# A "daemon" that reads the request and dies before answering: the change may
+# or may not have happened, and maglevctl must say so.
+python3 - "$TDIR/mute.sock" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(4); s.settimeout(20)
+for _ in range(2):
+    c, _ = s.accept()
+    buf = b""
+    while not buf.endswith(b"\n"):
+        d = c.recv(65536)
+        if not d:
+            break
+        buf += d
+    c.close()
+PY
+MUTE=$!
+EXTRA_PIDS="${EXTRA_PIDS:-} $MUTE"
+for i in $(seq 50); do [ -S "$TDIR/mute.sock" ] && break; sleep 0.05; done
+"$MAGLEVCTL" -s "$TDIR/mute.sock" backend set $V4 198.51.100.1 --drain 2>"$TDIR/err4"
+r4=$?
+check "exit 4: the request was sent but no answer came" [ $r4 = 4 ]
+check "exit 4: stderr says the outcome is unknown" grep -q 'outcome is unknown' "$TDIR/err4"
+"$MAGLEVCTL" -j -s "$TDIR/mute.sock" vip list >"$TDIR/out4" 2>/dev/null
+r4=$?
+check "exit 4 with -j: a JSON error on stdout" \
+	bash -c "[ $r4 = 4 ] && jqt '.ok == false and (.error | test(\"unknown\"))' $TDIR/out4 >/dev/null"
+wait $MUTE 2>/dev/null
+
+stop_daemon
+t_done
