@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # The operator's everyday comforts against a real daemon: maglevctl's exit
-# statuses (done, rejected, usage, no daemon, outcome unknown).
+# statuses (done, rejected, usage, no daemon, outcome unknown), the audit
+# line of every accepted change (uid, pid, command, arguments) and none for
+# a rejected one.
 . "$(dirname "$0")/lib.sh"
 
 setup_net || skip_all "cannot create namespaces/veth"
@@ -58,6 +60,35 @@ r4=$?
 check "exit 4 with -j: a JSON error on stdout" \
 	bash -c "[ $r4 = 4 ] && jqt '.ok == false and (.error | test(\"unknown\"))' $TDIR/out4 >/dev/null"
 wait $MUTE 2>/dev/null
+
+# --- audit trail ------------------------------------------------------------------
+# Run maglevctl from a subshell whose pid we know: the line must name it.
+audited() { # audited PATTERN: the number of 'accepted' lines matching PATTERN
+	grep -c "info: accepted .*$1" "$DLOG"
+}
+n0=$(grep -c 'info: accepted' "$DLOG")
+bash -c 'echo $$ >'"$TDIR/ctl.pid"'; exec '"$MAGLEVCTL"' backend set '$V4' 198.51.100.1 --drain'
+CPID=$(cat "$TDIR/ctl.pid")
+check "audit: one line names uid 0, maglevctl's pid, the command and its arguments" \
+	[ "$(audited "backend.set from uid 0 pid $CPID: vip=192\.0\.2\.10:80/tcp backend=198\.51\.100\.1 drain=true\$")" = 1 ]
+check "audit: the drain logged exactly one line" [ $(($(grep -c 'info: accepted' "$DLOG") - n0)) = 1 ]
+n0=$(grep -c 'info: accepted' "$DLOG")
+ctl backend set $V4 198.51.100.9 --drain 2>/dev/null
+ctl vip del 192.0.2.99:80/tcp 2>/dev/null
+ctl backend add $V4 198.51.100.1 2>/dev/null
+check "audit: rejected changes log no 'accepted' line" \
+	[ "$(grep -c 'info: accepted' "$DLOG")" = "$n0" ]
+ctl status >/dev/null
+ctl backend list >/dev/null
+check "audit: queries log no 'accepted' line" [ "$(grep -c 'info: accepted' "$DLOG")" = "$n0" ]
+printf 'vip add 192.0.2.20:80/tcp\nbackend add 192.0.2.20:80/tcp 198.51.100.4\nbackend add 192.0.2.20:80/tcp 198.51.100.5\n' |
+	ctl restore --no-flush
+check "audit: a restore is one line summarising its changes" \
+	[ "$(audited 'batch from uid 0 pid [0-9]*: 3 changes: vip.add x1, backend.add x2$')" = 1 ]
+# Values beyond plain words are JSON-quoted: one field cannot pose as two.
+ctl vip add 192.0.2.21:80/tcp --check http --check-path '/h?a=1&x=2'
+check "audit: a value beyond plain words is JSON-quoted" \
+	[ "$(audited 'vip.add .* check_path="/h?a=1&x=2"')" = 1 ]
 
 stop_daemon
 t_done

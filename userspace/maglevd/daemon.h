@@ -51,6 +51,10 @@ int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t err
 
 /* Control requests (requests.c): one JSON request line in, one answer out. */
 json_object *ctl_handle(struct daemon *d, const char *line, size_t len);
+/* The same, from a known client: an accepted change is logged with it (audit.h). */
+struct ctl_peer;
+json_object *ctl_handle_peer(struct daemon *d, const struct ctl_peer *peer, const char *line,
+			     size_t len);
 
 /* Control socket (ctl_server.c). */
 int ctl_server_start(struct daemon *d, char *err, size_t errlen);

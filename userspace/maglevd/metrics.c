@@ -235,7 +235,7 @@ char *metrics_render(struct daemon *d, size_t *len)
 	return buf;
 }
 
-static void metrics_answer(struct daemon *d, const char *in, size_t len, char **out,
+static void metrics_answer(struct daemon *d, int fd, const char *in, size_t len, char **out,
 			   size_t *out_len)
 {
 	char *body = NULL, *resp = NULL;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "daemon.h"
 #include "log.h"
 #include "maglev_hash.h"
@@ -937,7 +938,8 @@ static const struct {
 	{"lookup", do_lookup},	   {"dump", do_dump},	      {"status", do_status},
 };
 
-static json_object *handle(struct daemon *d, json_object *req, struct req_err *e)
+static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_object *req,
+			   struct req_err *e)
 {
 	struct registry *next;
 	const char *cmd = req_cmd(req);
@@ -965,10 +967,17 @@ static json_object *handle(struct daemon *d, json_object *req, struct req_err *e
 	}
 	if (daemon_commit(d, next, e->msg, sizeof(e->msg)))
 		return NULL;
+	audit_accepted(peer, cmd, req);
 	return ok_reply();
 }
 
 json_object *ctl_handle(struct daemon *d, const char *line, size_t len)
+{
+	return ctl_handle_peer(d, NULL, line, len);
+}
+
+json_object *ctl_handle_peer(struct daemon *d, const struct ctl_peer *peer, const char *line,
+			     size_t len)
 {
 	json_tokener *tok = json_tokener_new();
 	struct req_err e = {""};
@@ -1002,7 +1011,7 @@ json_object *ctl_handle(struct daemon *d, const char *line, size_t len)
 		}
 	}
 	json_tokener_free(tok);
-	resp = handle(d, req, &e);
+	resp = handle(d, peer, req, &e);
 	json_object_put(req);
 	if (!resp) {
 		d->ctl_rejected++;
