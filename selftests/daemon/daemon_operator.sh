@@ -3,7 +3,8 @@
 # The operator's everyday comforts against a real daemon: maglevctl's exit
 # statuses (done, rejected, usage, no daemon, outcome unknown), the audit
 # line of every accepted change (uid, pid, command, arguments) and none for
-# a rejected one.
+# a rejected one; what status reports (per interface XDP mode and next hop,
+# the default-seed warning, the slow-path module, the last reload).
 . "$(dirname "$0")/lib.sh"
 
 setup_net || skip_all "cannot create namespaces/veth"
@@ -89,6 +90,41 @@ check "audit: a restore is one line summarising its changes" \
 ctl vip add 192.0.2.21:80/tcp --check http --check-path '/h?a=1&x=2'
 check "audit: a value beyond plain words is JSON-quoted" \
 	[ "$(audited 'vip.add .* check_path="/h?a=1&x=2"')" = 1 ]
+
+# --- status ---------------------------------------------------------------------
+jqok() { jqt "$@" >/dev/null; }
+S=$TDIR/status.json
+ctl -j status >"$S"
+check "status: lb0 has the XDP program attached in native mode" \
+	jqok '.interface_state[0] | .name == "lb0" and .xdp == "native" and .prog_id > 0' "$S"
+check "status: lb0's next hop is the client side's MAC (auto)" \
+	jqok ".interface_state[0].nexthop_mac == \"$CL_MAC\" and .nexthop == \"auto\"" "$S"
+check "status: a configured seed is not the default" jqok '.default_seed == false' "$S"
+check "status: no reload yet" jqok '.last_reload.count == 0 and (.last_reload | has("time") | not)' "$S"
+if [ -e /sys/module/maglev_slowpath ]; then want_sp="in sync"; else want_sp="not loaded"; fi
+check "status: slow-path module '$want_sp'" jqok ".slowpath == \"$want_sp\"" "$S"
+check "status text: no seed warning with a configured seed" \
+	bash -c "! $MAGLEVCTL status | grep -q WARNING"
+# Reload without a seed line: the public default seed, and a warning.
+grep -v '^seed ' "$CONF" >"$CONF.new" && mv "$CONF.new" "$CONF"
+t0=$(date -u +%s)
+kill -HUP "$DPID"
+for i in $(seq 100); do ctl -j status | jqt '.last_reload.count == 1' >/dev/null && break; sleep 0.05; done
+ctl -j status >"$S"
+check "status: the default seed in use after the reload" jqok '.default_seed == true' "$S"
+check "status: the last reload succeeded, just now" \
+	jqok ".last_reload.ok == true and (.last_reload.time | fromdateiso8601) >= $t0 - 1" "$S"
+check "status text: the seed warning and the reload" \
+	bash -c "$MAGLEVCTL status | grep -q '^WARNING: the public default seed is in use' && $MAGLEVCTL status | grep -q '^last reload: .*, ok$'"
+check "status text: the interface line" \
+	bash -c "$MAGLEVCTL status | grep -q '^  lb0: XDP native (prog [0-9]*), next hop $CL_MAC (auto)$'"
+echo "no_such_key 1" >>"$CONF"
+kill -HUP "$DPID"
+for i in $(seq 100); do ctl -j status | jqt '.last_reload.failures == 1' >/dev/null && break; sleep 0.05; done
+ctl -j status >"$S"
+check "status: a failed reload is reported with its reason" \
+	jqok '.last_reload.ok == false and (.last_reload.error | test("no_such_key"))' "$S"
+check "status text: the failed reload" bash -c "$MAGLEVCTL status | grep -q '^last reload: .*, FAILED: .*no_such_key'"
 
 stop_daemon
 t_done

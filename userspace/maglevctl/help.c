@@ -105,7 +105,9 @@ static const struct {
 	 "request: either every line is applied or nothing is. Without --no-flush the\n"
 	 "file replaces the running configuration; with it, it is added to it.\n"},
 	{"status", NULL,
-	 "Usage: maglevctl status\nDaemon version, PID, uptime, interfaces, XDP mode, counts.\n"},
+	 "Usage: maglevctl status\nDaemon version, PID, uptime, interfaces, XDP mode, counts;\n"
+	 "per interface the XDP mode and next-hop MAC, a warning while the public\n"
+	 "default seed is in use, the slow-path module, the last reload's result.\n"},
 };
 
 bool help_topic(FILE *f, const char *object, const char *verb)

@@ -268,6 +268,34 @@ void print_lookup(const struct ctl_opts *o, json_object *resp)
 	       s_or(resp, "table_backend", "(empty)"));
 }
 
+/* Per interface XDP and next hop, seed, slow path, last reload. */
+static void print_status_detail(json_object *resp)
+{
+	json_object *ifs, *rl = NULL;
+	size_t i, n = arr_len(resp, "interface_state", &ifs);
+
+	for (i = 0; i < n; i++) {
+		json_object *io = json_object_array_get_idx(ifs, i);
+
+		printf("  %s: XDP %s", s_or(io, "name", "?"), s_or(io, "xdp", "?"));
+		if (jint(io, "prog_id"))
+			printf(" (prog %" PRId64 ")", jint(io, "prog_id"));
+		printf(", next hop %s (%s)\n", s_or(io, "nexthop_mac", "?"),
+		       s_or(resp, "nexthop", "?"));
+	}
+	if (jbool(resp, "default_seed"))
+		printf("WARNING: the public default seed is in use: anyone can predict the "
+		       "backend of a flow; set a secret seed in maglevd.conf\n");
+	printf("slow-path module: %s\n", s_or(resp, "slowpath", "?"));
+	json_object_object_get_ex(resp, "last_reload", &rl);
+	if (!jstr(rl, "time"))
+		printf("last reload: none\n");
+	else if (jbool(rl, "ok"))
+		printf("last reload: %s, ok\n", jstr(rl, "time"));
+	else
+		printf("last reload: %s, FAILED: %s\n", jstr(rl, "time"), s_or(rl, "error", "?"));
+}
+
 void print_status(const struct ctl_opts *o, json_object *resp)
 {
 	json_object *ifs;
@@ -282,4 +310,5 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 		printf(" %s", json_object_get_string(json_object_array_get_idx(ifs, i)));
 	printf("%s\npin dir %s, state file %s\n", n ? "" : " none", s_or(resp, "pin_dir", "?"),
 	       s_or(resp, "state_file", "?"));
+	print_status_detail(resp);
 }

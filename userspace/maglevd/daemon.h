@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <json-c/json.h>
 
 #include "config.h"
@@ -35,6 +36,10 @@ struct daemon {
 	uint64_t commits, commit_failures, reloads, reload_failures, ctl_requests, ctl_rejected;
 	int ifindex[CFG_MAX_IFACES];
 	int n_attached;
+	/* The last SIGHUP reload (status.c): wall-clock time (0: none yet), result. */
+	time_t last_reload_time;
+	bool last_reload_ok;
+	char last_reload_err[256];
 };
 
 int ev_add(struct daemon *d, struct ev_source *src, uint32_t events);

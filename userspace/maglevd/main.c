@@ -25,6 +25,7 @@
 #include "log.h"
 #include "slowpath.h"
 #include "state.h"
+#include "status.h"
 #include "stream.h"
 #include "table_swap.h"
 #include "version.h"
@@ -274,11 +275,13 @@ static void reload(struct daemon *d)
 		}
 	}
 	d->reloads++;
+	status_reload_done(d, NULL);
 	log_info("configuration reloaded from %s", d->config_path);
 	sd_notify(0, "READY=1");
 	return;
 fail:
 	d->reload_failures++;
+	status_reload_done(d, err);
 	log_err("reload failed, keeping the running configuration: %s", err);
 	sd_notify(0, "READY=1");
 }
@@ -390,7 +393,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (maglev_dp_mounted_bpffs(d.dp))
-		log_info("no bpffs was mounted at " MAGLEV_BPFFS_ROOT ": mounted one for pin dir %s",
+		log_info("no bpffs was mounted at " MAGLEV_BPFFS_ROOT
+			 ": mounted one for pin dir %s",
 			 d.cfg.pin_dir);
 	d.ctx.dp = d.dp;
 	d.ctx.cfg = &d.cfg;

@@ -20,6 +20,7 @@
 #include "slowpath.h"
 #include "slowpath_nl.h"
 #include "state.h"
+#include "status.h"
 #include "version.h"
 
 #define BATCH_MAX	 200000
@@ -926,6 +927,7 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 			       json_object_new_string(d->cfg.xdp_generic ? "generic" : "native"));
 	json_object_object_add(o, "pin_dir", json_object_new_string(d->cfg.pin_dir));
 	json_object_object_add(o, "state_file", json_object_new_string(d->cfg.state_file));
+	status_json(d, o);
 	return o;
 }
 
