@@ -4,7 +4,8 @@
 # statuses (done, rejected, usage, no daemon, outcome unknown), the audit
 # line of every accepted change (uid, pid, command, arguments) and none for
 # a rejected one; what status reports (per interface XDP mode and next hop,
-# the default-seed warning, the slow-path module, the last reload).
+# the default-seed warning, the slow-path module, the last reload); table
+# --dump's slot ranges.
 . "$(dirname "$0")/lib.sh"
 
 setup_net || skip_all "cannot create namespaces/veth"
@@ -13,6 +14,7 @@ start_daemon || { nok "maglevd starts"; t_done; }
 ok "maglevd starts in its namespace"
 
 V4=192.0.2.10:80/tcp
+jqok() { jqt "$@" >/dev/null; }
 # rc CMD...: the exit status of CMD, output dropped.
 rc() {
 	"$@" >/dev/null 2>&1
@@ -91,8 +93,36 @@ ctl vip add 192.0.2.21:80/tcp --check http --check-path '/h?a=1&x=2'
 check "audit: a value beyond plain words is JSON-quoted" \
 	[ "$(audited 'vip.add .* check_path="/h?a=1&x=2"')" = 1 ]
 
+# --- table --dump ------------------------------------------------------------------
+VT=192.0.2.30:80/tcp
+ctl vip add $VT && ctl backend add $VT 198.51.100.31 && ctl backend add $VT 198.51.100.32 --weight 2 &&
+	ctl backend add $VT 198.51.100.33 --weight 0
+ctl -j table $VT --dump >"$TDIR/dump.json"
+check "table --dump: the ranges cover slots 0..65536 in order, without gaps" \
+	jqok '[.ranges[] | [.first, .last]] as $r | $r[0][0] == 0 and $r[-1][1] == .size - 1 and
+		all(range(1; $r | length); $r[.][0] == $r[. - 1][1] + 1) and all($r[]; .[0] <= .[1])' \
+	"$TDIR/dump.json"
+check "table --dump: neighbouring ranges name different backends" \
+	jqok '.ranges as $r | all(range(1; $r | length); $r[.].backend != $r[. - 1].backend)' \
+	"$TDIR/dump.json"
+check "table --dump: each backend's ranges add up to its slots; weight 0 has none" \
+	jqok '(.ranges | group_by(.backend) | map({key: .[0].backend, value: (map(.last - .first + 1) | add)}) | from_entries) as $s |
+		all(.backends[]; ($s[.backend] // 0) == .slots) and ($s["198.51.100.33"] == null)' \
+	"$TDIR/dump.json"
+# The slot a flow hashes to (lookup) lies in a range naming the backend lookup names.
+ctl -j lookup $VT 203.0.113.7:40000 >"$TDIR/lk.json"
+slot=$(jq .slot "$TDIR/lk.json") tb=$(jq -r .table_backend "$TDIR/lk.json")
+check "table --dump: the range holding lookup's slot names lookup's backend" \
+	jqok "[.ranges[] | select(.first <= $slot and $slot <= .last)] | length == 1 and .[0].backend == \"$tb\"" \
+	"$TDIR/dump.json"
+nr=$(jq '.ranges | length' "$TDIR/dump.json")
+check "table --dump text: a SLOTS header and one line per range" \
+	bash -c "$MAGLEVCTL table $VT --dump | sed -n '/^SLOTS /,\$p' | tail -n +2 | grep -cE '^[0-9]+(-[0-9]+)? +198\.51\.100\.3[12]\$' | grep -qx $nr"
+check "table without --dump lists no ranges" \
+	bash -c "$MAGLEVCTL -j table $VT | jqt 'has(\"ranges\") | not' >/dev/null && ! $MAGLEVCTL table $VT | grep -q '^SLOTS'"
+check "table --frob is a usage error" [ "$(rc ctl table $VT --frob)" = 2 ]
+
 # --- status ---------------------------------------------------------------------
-jqok() { jqt "$@" >/dev/null; }
 S=$TDIR/status.json
 ctl -j status >"$S"
 check "status: lb0 has the XDP program attached in native mode" \

@@ -60,6 +60,7 @@ _maglevctl() {
 			"backend add") cands="--weight --drain --help" ;;
 			"backend set") cands="--weight --drain --undrain --help" ;;
 			stats*) cands="-w --watch --help" ;;
+			table*) cands="--dump --help" ;;
 			restore*) cands="--no-flush --help" ;;
 			*) cands="--help" ;;
 			esac

@@ -19,7 +19,7 @@ void help_main(FILE *f)
 	      "  backend list [VIP]\n"
 	      "  stats [VIP] [-w]        counters and rates (-w: refresh every second)\n"
 	      "  health [VIP]            health-check state of every backend\n"
-	      "  table VIP               slots and share per backend in the live table\n"
+	      "  table VIP [--dump]      slots and share per backend in the live table\n"
 	      "  lookup VIP SRC:SPORT    which backend a client's flow goes to, and why\n"
 	      "  save                    print the configuration as maglevctl commands\n"
 	      "  restore [--no-flush] [FILE]  apply a saved configuration, all or nothing\n"
@@ -88,8 +88,10 @@ static const struct {
 	 "Usage: maglevctl health [VIP]\nHealth-check state of every backend: check, last result, "
 	 "streaks, last error.\n"},
 	{"table", NULL,
-	 "Usage: maglevctl table VIP\nSlots and share of the live lookup table per backend (read "
-	 "from the datapath).\n"},
+	 "Usage: maglevctl table VIP [--dump]\nSlots and share of the live lookup table per "
+	 "backend "
+	 "(read from the datapath).\n"
+	 "  --dump   also list every run of consecutive slots and its backend\n"},
 	{"lookup", NULL,
 	 "Usage: maglevctl lookup VIP SRC:SPORT\n"
 	 "Which backend the flow SRC:SPORT -> VIP goes to, answered from the live maps:\n"

@@ -201,6 +201,37 @@ static int cmd_stats(const struct ctl_opts *o, int argc, char **argv)
 	} while (1);
 }
 
+/* table VIP [--dump] */
+static int cmd_table(const struct ctl_opts *o, int argc, char **argv)
+{
+	const char *vip = NULL;
+	bool dump = false;
+	json_object *req;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (is_help(argv[i])) {
+			help_topic(stdout, "table", NULL);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--dump"))
+			dump = true;
+		else if (argv[i][0] == '-' && argv[i][1])
+			return usage_error("table: unknown option", "table", NULL);
+		else if (!vip)
+			vip = argv[i];
+		else
+			return usage_error("table: too many arguments", "table", NULL);
+	}
+	if (!vip)
+		return usage_error("table: missing VIP", "table", NULL);
+	req = simple_req("table");
+	json_object_object_add(req, "vip", json_object_new_string(vip));
+	if (dump)
+		json_object_object_add(req, "dump", json_object_new_boolean(1));
+	return run_request(o, req, print_table);
+}
+
 static int dispatch(const struct ctl_opts *o, int argc, char **argv)
 {
 	static const char *const vip_n[] = {"vip"};
@@ -250,7 +281,7 @@ static int dispatch(const struct ctl_opts *o, int argc, char **argv)
 	if (!strcmp(object, "health"))
 		return query(o, object, "health", argc - 1, argv + 1, 0, vip_n, 1, print_health);
 	if (!strcmp(object, "table"))
-		return query(o, object, "table", argc - 1, argv + 1, 1, vip_n, 1, print_table);
+		return cmd_table(o, argc - 1, argv + 1);
 	if (!strcmp(object, "lookup"))
 		return query(o, object, "lookup", argc - 1, argv + 1, 2, lookup_n, 2, print_lookup);
 	if (!strcmp(object, "status"))

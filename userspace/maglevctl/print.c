@@ -244,6 +244,21 @@ void print_table(const struct ctl_opts *o, json_object *resp)
 	if (jint(resp, "other_slots"))
 		printf("%-40s %6s %-8s %8" PRId64 "\n", "(no backend)", "", "",
 		       jint(resp, "other_slots"));
+	/* --dump: each run of slots with the same backend. */
+	n = arr_len(resp, "ranges", &arr);
+	if (n)
+		printf("\n%-13s %s\n", "SLOTS", "BACKEND");
+	for (i = 0; i < n; i++) {
+		json_object *r = json_object_array_get_idx(arr, i);
+		char slots[32];
+
+		if (jint(r, "first") == jint(r, "last"))
+			snprintf(slots, sizeof(slots), "%" PRId64, jint(r, "first"));
+		else
+			snprintf(slots, sizeof(slots), "%" PRId64 "-%" PRId64, jint(r, "first"),
+				 jint(r, "last"));
+		printf("%-13s %s\n", slots, s_or(r, "backend", "(no backend)"));
+	}
 }
 
 void print_lookup(const struct ctl_opts *o, json_object *resp)

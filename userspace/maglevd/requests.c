@@ -704,16 +704,54 @@ static json_object *do_health(struct daemon *d, json_object *req, struct req_err
 static uint32_t live_table[MAGLEV_TABLE_SIZE];
 static uint32_t slot_count[MAGLEV_MAX_BACKENDS];
 
+/*
+ * The live table as runs of consecutive slots with the same backend, like
+ * `cilium bpf lb maglev list`: [{"first","last","backend"}], backend null for
+ * a slot naming no backend of v.
+ */
+static json_object *table_ranges(const struct vip *v, const uint32_t *table)
+{
+	/* Backend by datapath index: a search per range would be O(slots x backends). */
+	static const struct be *by_idx[MAGLEV_MAX_BACKENDS];
+	json_object *arr = json_object_new_array();
+	char name[CTL_ADDR_STRLEN];
+	uint32_t i, first = 0;
+
+	for (i = 0; i < v->nbe; i++)
+		by_idx[v->bes[i].idx] = &v->bes[i];
+	for (i = 1; i <= MAGLEV_TABLE_SIZE; i++) {
+		const struct be *b;
+		json_object *ro;
+
+		if (i < MAGLEV_TABLE_SIZE && table[i] == table[first])
+			continue;
+		b = by_idx[table[first]];
+		ro = json_object_new_object();
+		json_object_object_add(ro, "first", json_object_new_int64(first));
+		json_object_object_add(ro, "last", json_object_new_int64(i - 1));
+		if (b)
+			ctl_format_addr(&b->addr, name, sizeof(name));
+		json_object_object_add(ro, "backend", b ? json_object_new_string(name) : NULL);
+		json_object_array_add(arr, ro);
+		first = i;
+	}
+	for (i = 0; i < v->nbe; i++)
+		by_idx[v->bes[i].idx] = NULL;
+	return arr;
+}
+
 static json_object *do_table(struct daemon *d, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {"vip", NULL};
+	static const char *const keys[] = {"vip", "dump", NULL};
 	json_object *o, *arr;
 	char name[CTL_ADDR_STRLEN];
 	uint32_t i, other = 0;
+	bool dump = false, has;
 	struct vip *v;
 	int r;
 
-	if (check_keys(req, keys, e) || get_vip(d, d->reg, req, &v, e))
+	if (check_keys(req, keys, e) || get_vip(d, d->reg, req, &v, e) ||
+	    get_bool(req, "dump", &dump, &has, e))
 		return NULL;
 	r = maglev_dp_table_read(d->dp, v->id, live_table);
 	if (r) {
@@ -727,6 +765,8 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 	for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
 		slot_count[live_table[i]]++;
 	o = ok_reply();
+	if (dump)
+		json_object_object_add(o, "ranges", table_ranges(v, live_table));
 	ctl_format_vip(&v->key, name, sizeof(name));
 	json_object_object_add(o, "vip", json_object_new_string(name));
 	json_object_object_add(o, "size", json_object_new_int64(MAGLEV_TABLE_SIZE));
