@@ -34,7 +34,7 @@ check "exit 2: a usage error" [ "$(rc ctl backend frob $V4)" = 2 ]
 check "exit 3: no daemon listens on the socket" \
 	[ "$(rc ctl -s "$TDIR/none.sock" backend set $V4 198.51.100.1 --drain)" = 3 ]
 check "exit 3: restore without a daemon" \
-	bash -c "echo 'vip add 192.0.2.12:80/tcp' | $MAGLEVCTL -s $TDIR/none.sock restore; [ \$? -eq 3 ]"
+	bash -c "echo 'vip add 192.0.2.12:80/tcp' | $MAGLEVCTL -s $TDIR/none.sock restore 2>/dev/null; [ \$? -eq 3 ]"
 # A "daemon" that reads the request and dies before answering: the change may
 # or may not have happened, and maglevctl must say so.
 python3 - "$TDIR/mute.sock" <<'PY' &
@@ -121,6 +121,23 @@ check "table --dump text: a SLOTS header and one line per range" \
 check "table without --dump lists no ranges" \
 	bash -c "$MAGLEVCTL -j table $VT | jqt 'has(\"ranges\") | not' >/dev/null && ! $MAGLEVCTL table $VT | grep -q '^SLOTS'"
 check "table --frob is a usage error" [ "$(rc ctl table $VT --frob)" = 2 ]
+
+# --- state names and metrics -------------------------------------------------------
+M=$TDIR/metrics.txt
+lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
+check "weight 0 is 'quiesced' in backend list" \
+	jqok '.backends[] | select(.backend == "198.51.100.33") | .state == "quiesced"' \
+	<(ctl -j backend list $VT)
+check "weight 0 is 'quiesced' in the metrics too" \
+	grep -qx "maglev_backend_state{vip=\"$VT\",backend=\"198.51.100.33\",state=\"quiesced\"} 1" "$M"
+# Every backend: the state maglevctl prints is the metrics' label.
+ctl -j backend list | jq -r '.backends[] | "maglev_backend_state{vip=\"\(.vip)\",backend=\"\(.backend)\",state=\"\(.state)\"} 1"' | sort >"$TDIR/want"
+grep '^maglev_backend_state{' "$M" | sort >"$TDIR/got"
+check "every backend's state is named alike by maglevctl and the metrics (up, drain, quiesced)" \
+	bash -c "[ -s $TDIR/want ] && diff $TDIR/want $TDIR/got >/dev/null && grep -q 'state=\"drain\"' $TDIR/got && grep -q 'state=\"up\"' $TDIR/got"
+check "metrics: maglev_build_info names the running version" \
+	grep -qx "maglev_build_info{version=\"$("$MAGLEVCTL" -j status | jq -r .version)\"} 1" "$M"
+check "metrics: lb0's XDP attach state" grep -qx 'maglev_interface_xdp{interface="lb0",mode="native"} 1' "$M"
 
 # --- status ---------------------------------------------------------------------
 S=$TDIR/status.json

@@ -13,13 +13,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "be_state.h"
 #include "ctl_proto.h"
 #include "log.h"
 #include "hc_encap.h"
 #include "slowpath.h"
 #include "slowpath_nl.h"
 #include "state.h"
+#include "status.h"
 #include "stream.h"
+#include "version.h"
 
 #define METRICS_CLIENT_TIMEOUT_MS 5000
 #define METRICS_MAX_REQUEST	  8192
@@ -29,13 +32,6 @@
 static struct ev_source listener = {.fd = -1};
 static uint64_t last_sample_ms;
 static struct stream_pool metrics_clients = {.max = METRICS_MAX_CLIENTS, .name = "metrics"};
-
-static const char *be_state_name(const struct be *b)
-{
-	if (!b->up)
-		return "down";
-	return b->drain ? "drain" : "up";
-}
 
 static void head(FILE *f, const char *name, const char *type, const char *help)
 {
@@ -129,7 +125,7 @@ char *metrics_render(struct daemon *d, size_t *len)
 	FOR_BES fprintf(f, "maglev_backend_up{vip=\"%s\",backend=\"%s\"} %d\n", vname, bname,
 			BE->up);
 	head(f, "maglev_backend_state", "gauge",
-	     "1 for the backend's state: up (in the table), drain, or down.");
+	     "1 for the backend's state: up (in the table), quiesced (weight 0), drain, or down.");
 	FOR_BES fprintf(f, "maglev_backend_state{vip=\"%s\",backend=\"%s\",state=\"%s\"} 1\n",
 			vname, bname, be_state_name(BE));
 	head(f, "maglev_backend_weight", "gauge", "Configured weight.");
@@ -219,6 +215,18 @@ char *metrics_render(struct daemon *d, size_t *len)
 					"maglev_health_encap_packets_total{result=\"%s\"} %llu\n",
 					hc_names[i], (unsigned long long)hc[i]);
 		}
+	}
+	head(f, "maglev_build_info", "gauge", "1, labelled with the running maglevd's version.");
+	fprintf(f, "maglev_build_info{version=\"%s\"} 1\n", MAGLEV_VERSION);
+	head(f, "maglev_interface_xdp", "gauge",
+	     "1 per configured interface, labelled with how the kernel has the XDP program: "
+	     "native, generic, offload, none (not attached) or missing (no such interface).");
+	for (i = 0; i < (uint32_t)d->cfg.n_ifaces; i++) {
+		uint32_t prog;
+		const char *mode = status_xdp_mode(d->cfg.ifaces[i], &prog);
+
+		fprintf(f, "maglev_interface_xdp{interface=\"%s\",mode=\"%s\"} 1\n",
+			d->cfg.ifaces[i], mode);
 	}
 	head(f, "maglevd_vips", "gauge", "VIPs configured.");
 	fprintf(f, "maglevd_vips %u\n", d->reg->nvips);

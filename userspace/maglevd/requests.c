@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "be_state.h"
 #include "daemon.h"
 #include "log.h"
 #include "maglev_hash.h"
@@ -423,17 +424,6 @@ static json_object *err_reply(const char *msg)
 	return o;
 }
 
-static const char *be_state(const struct be *b)
-{
-	if (!b->up)
-		return "down";
-	if (b->drain)
-		return "drain";
-	if (!b->weight)
-		return "quiesced";
-	return "up";
-}
-
 static json_object *be_json(struct daemon *d, const struct vip *v, const struct be *b)
 {
 	json_object *o = json_object_new_object(), *fl = json_object_new_array();
@@ -446,7 +436,7 @@ static json_object *be_json(struct daemon *d, const struct vip *v, const struct 
 	json_object_object_add(o, "backend", json_object_new_string(name));
 	json_object_object_add(o, "weight", json_object_new_int64(b->weight));
 	json_object_object_add(o, "drain", json_object_new_boolean(b->drain));
-	json_object_object_add(o, "state", json_object_new_string(be_state(b)));
+	json_object_object_add(o, "state", json_object_new_string(be_state_name(b)));
 	json_object_object_add(o, "index", json_object_new_int64(b->idx));
 	json_object_object_add(o, "gen", json_object_new_int64(b->gen));
 	/* What the live datapath map says, not what we think it says. */
@@ -655,7 +645,8 @@ static json_object *do_stats(struct daemon *d, json_object *req, struct req_err 
 			maglev_dp_backend_stats(d->dp, b->idx, &bs);
 			ctl_format_addr(&b->addr, name, sizeof(name));
 			json_object_object_add(bo, "backend", json_object_new_string(name));
-			json_object_object_add(bo, "state", json_object_new_string(be_state(b)));
+			json_object_object_add(bo, "state",
+					       json_object_new_string(be_state_name(b)));
 			json_object_object_add(
 				bo, "packets",
 				json_object_new_uint64(bs.packets - b->base.packets));
@@ -691,7 +682,7 @@ static json_object *be_health_json(struct daemon *d, const struct vip *v, const 
 	json_object_object_add(bo, "vip", json_object_new_string(name));
 	ctl_format_addr(&b->addr, name, sizeof(name));
 	json_object_object_add(bo, "backend", json_object_new_string(name));
-	json_object_object_add(bo, "state", json_object_new_string(be_state(b)));
+	json_object_object_add(bo, "state", json_object_new_string(be_state_name(b)));
 	health_json(d, v, b, bo);
 	return bo;
 }
@@ -781,7 +772,7 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 		json_object_object_add(bo, "backend", json_object_new_string(name));
 		json_object_object_add(bo, "index", json_object_new_int64(b->idx));
 		json_object_object_add(bo, "weight", json_object_new_int64(b->weight));
-		json_object_object_add(bo, "state", json_object_new_string(be_state(b)));
+		json_object_object_add(bo, "state", json_object_new_string(be_state_name(b)));
 		json_object_object_add(bo, "slots", json_object_new_int64(slot_count[b->idx]));
 		json_object_object_add(
 			bo, "share",
