@@ -139,6 +139,38 @@ check "metrics: maglev_build_info names the running version" \
 	grep -qx "maglev_build_info{version=\"$("$MAGLEVCTL" -j status | jq -r .version)\"} 1" "$M"
 check "metrics: lb0's XDP attach state" grep -qx 'maglev_interface_xdp{interface="lb0",mode="native"} 1' "$M"
 
+# --- flows per backend ----------------------------------------------------------------
+VF=192.0.2.40:5000/udp
+ctl vip add $VF && ctl backend add $VF 198.51.100.41 && ctl backend add $VF 198.51.100.42
+out=$(pktio --dst 192.0.2.40 --dport 5000 --sports "$(seq -s, 42000 42019)" --count 2)
+# flows_of BACKEND: the flows pktio saw going to BACKEND.
+flows_of() { echo "$out" | jq --arg b "$1" '[.flows[] | select(keys == [$b])] | length'; }
+want41=$(flows_of 198.51.100.41) want42=$(flows_of 198.51.100.42)
+diag "pktio: $(echo "$out" | jq -c '{sent, seen}'), flows to .41: $want41, .42: $want42"
+flows() { ctl -j backend list $VF | jq -r --arg b "$1" '.backends[] | select(.backend == $b) | .flows'; }
+end=$((SECONDS + 10))
+while [ $SECONDS -le $end ] && [ "$(flows 198.51.100.41)+$(flows 198.51.100.42)" != "$want41+$want42" ]; do
+	sleep 0.2
+done
+check "backend list: each backend holds the flows pktio saw go to it (20 in all)" \
+	[ "$(flows 198.51.100.41)+$(flows 198.51.100.42)" = "$want41+$want42" -a $((want41 + want42)) = 20 ]
+check "backend list text: a FLOWS column" \
+	bash -c "$MAGLEVCTL backend list $VF | grep -qE '^192\.0\.2\.40:5000/udp +198\.51\.100\.41 .* $want41\$' && $MAGLEVCTL backend list $VF | head -n1 | grep -q 'FLOWS\$'"
+lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
+check "metrics: maglev_backend_flows per backend" \
+	grep -qx "maglev_backend_flows{vip=\"$VF\",backend=\"198.51.100.41\"} $want41" "$M"
+check "metrics: connection-table occupancy (slots, live entries)" \
+	bash -c "grep -qx 'maglev_conn_table_slots [0-9]*' $M && [ \$(sed -n 's/^maglev_conn_table_entries{state=\"live\"} //p' $M) -ge 20 ]"
+ctl backend set $VF 198.51.100.41 --drain
+sleep 2.5
+check "a drained backend keeps counting the flows it still serves" [ "$(flows 198.51.100.41)" = "$want41" ]
+# Re-added, the backend has a new generation: the old entries are not its flows.
+ctl backend del $VF 198.51.100.41 && ctl backend add $VF 198.51.100.41
+end=$((SECONDS + 10))
+while [ $SECONDS -le $end ] && [ "$(flows 198.51.100.41)" != 0 ]; do sleep 0.2; done
+check "a deleted and re-added backend holds none of its old entries" [ "$(flows 198.51.100.41)" = 0 ]
+check "the other backend's count is unchanged" [ "$(flows 198.51.100.42)" = "$want42" ]
+
 # --- status ---------------------------------------------------------------------
 S=$TDIR/status.json
 ctl -j status >"$S"

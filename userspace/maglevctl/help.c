@@ -77,8 +77,9 @@ static const struct {
 	 "Change a backend's weight, or drain it: a draining backend leaves the table (no\n"
 	 "new flows) but keeps the flows it has until they end.\n"},
 	{"backend", "list",
-	 "Usage: maglevctl backend list [VIP]\nList backends: weight, state, datapath flags, index "
-	 "and generation.\n"},
+	 "Usage: maglevctl backend list [VIP]\nList backends: weight, state, datapath flags, "
+	 "index, "
+	 "generation,\nand the connection-table entries (flows) each holds.\n"},
 	{"stats", NULL,
 	 "Usage: maglevctl stats [VIP] [-w]\n"
 	 "Packets, bytes and new flows per VIP and backend, with rates over the last\n"

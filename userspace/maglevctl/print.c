@@ -76,11 +76,11 @@ static void print_backend_rows(json_object *arr, bool with_vip)
 
 	if (with_vip)
 		printf("%-28s ", "VIP");
-	printf("%-40s %6s %-8s %-9s %6s %5s\n", "BACKEND", "WEIGHT", "STATE", "DP FLAGS", "INDEX",
-	       "GEN");
+	printf("%-40s %6s %-8s %-9s %6s %5s %8s\n", "BACKEND", "WEIGHT", "STATE", "DP FLAGS",
+	       "INDEX", "GEN", "FLOWS");
 	for (i = 0; i < n; i++) {
 		json_object *b = json_object_array_get_idx(arr, i), *fl;
-		char flags[32] = "";
+		char flags[32] = "", flows[24] = "-";
 		size_t j, nf = arr_len(b, "dp_flags", &fl);
 
 		for (j = 0; j < nf; j++) {
@@ -89,11 +89,14 @@ static void print_backend_rows(json_object *arr, bool with_vip)
 			strncat(flags, json_object_get_string(json_object_array_get_idx(fl, j)),
 				10);
 		}
+		/* null until the daemon has counted the connection table once */
+		if (jstr(b, "flows"))
+			snprintf(flows, sizeof(flows), "%" PRId64, jint(b, "flows"));
 		if (with_vip)
 			printf("%-28s ", s_or(b, "vip", "?"));
-		printf("%-40s %6" PRId64 " %-8s %-9s %6" PRId64 " %5" PRId64 "\n",
+		printf("%-40s %6" PRId64 " %-8s %-9s %6" PRId64 " %5" PRId64 " %8s\n",
 		       s_or(b, "backend", "?"), jint(b, "weight"), s_or(b, "state", "?"),
-		       flags[0] ? flags : "-", jint(b, "index"), jint(b, "gen"));
+		       flags[0] ? flags : "-", jint(b, "index"), jint(b, "gen"), flows);
 	}
 }
 

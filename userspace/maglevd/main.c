@@ -22,6 +22,7 @@
 
 #include "bpffs.h"
 #include "daemon.h"
+#include "flow_count.h"
 #include "log.h"
 #include "slowpath.h"
 #include "state.h"
@@ -454,6 +455,8 @@ int main(int argc, char **argv)
 		goto fail_metrics;
 	}
 	slowpath_tick(&d);
+	if (flow_count_start(&d))
+		log_warn("cannot start counting the connection table: no flows per backend");
 	log_info("ready: control socket %s, metrics %s, pin dir %s", d.cfg.control_socket,
 		 d.cfg.metrics_listen[0] ? d.cfg.metrics_listen : "off", d.cfg.pin_dir);
 	sd_notify(0, "READY=1");
@@ -480,6 +483,7 @@ int main(int argc, char **argv)
 	ctl_server_stop(&d);
 	table_swap_quiesce();
 	slowpath_close();
+	flow_count_stop();
 	if (state_writer_flush())
 		log_err("the state file missed some changes (see above)");
 	registry_free(d.reg);

@@ -15,6 +15,7 @@
 
 #include "be_state.h"
 #include "ctl_proto.h"
+#include "flow_count.h"
 #include "log.h"
 #include "hc_encap.h"
 #include "slowpath.h"
@@ -128,6 +129,16 @@ char *metrics_render(struct daemon *d, size_t *len)
 	     "1 for the backend's state: up (in the table), quiesced (weight 0), drain, or down.");
 	FOR_BES fprintf(f, "maglev_backend_state{vip=\"%s\",backend=\"%s\",state=\"%s\"} 1\n",
 			vname, bname, be_state_name(BE));
+	head(f, "maglev_backend_flows", "gauge",
+	     "Connection-table entries the backend holds (counted every few seconds).");
+	FOR_BES
+	{
+		uint64_t n;
+
+		if (flow_count_backend(BE->idx, &n))
+			fprintf(f, "maglev_backend_flows{vip=\"%s\",backend=\"%s\"} %llu\n", vname,
+				bname, (unsigned long long)n);
+	}
 	head(f, "maglev_backend_weight", "gauge", "Configured weight.");
 	FOR_BES fprintf(f, "maglev_backend_weight{vip=\"%s\",backend=\"%s\"} %u\n", vname, bname,
 			BE->weight);
@@ -161,6 +172,25 @@ char *metrics_render(struct daemon *d, size_t *len)
 			for (i = 0; i < MAGLEV_CTR_MAX; i++)
 				fprintf(f, "maglev_conn_events_total{event=\"%s\"} %llu\n",
 					maglev_dp_counter_name(i), (unsigned long long)ctrs[i]);
+	}
+	{
+		uint64_t slots, entries, live;
+		double age;
+
+		if (flow_count_table(&slots, &entries, &live, &age)) {
+			head(f, "maglev_conn_table_slots", "gauge", "Connection-table capacity.");
+			fprintf(f, "maglev_conn_table_slots %llu\n", (unsigned long long)slots);
+			head(f, "maglev_conn_table_entries", "gauge",
+			     "Connection-table entries: all intact ones, and the live ones the "
+			     "datapath still follows (backend current, UDP not idle).");
+			fprintf(f, "maglev_conn_table_entries{state=\"all\"} %llu\n",
+				(unsigned long long)entries);
+			fprintf(f, "maglev_conn_table_entries{state=\"live\"} %llu\n",
+				(unsigned long long)live);
+			head(f, "maglev_conn_table_count_age_seconds", "gauge",
+			     "Age of the connection-table count above.");
+			fprintf(f, "maglev_conn_table_count_age_seconds %.3f\n", age);
+		}
 	}
 	head(f, "maglevd_control_requests_total", "counter", "Control requests received.");
 	fprintf(f, "maglevd_control_requests_total %llu\n", (unsigned long long)d->ctl_requests);

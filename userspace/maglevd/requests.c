@@ -15,6 +15,7 @@
 #include "audit.h"
 #include "be_state.h"
 #include "daemon.h"
+#include "flow_count.h"
 #include "log.h"
 #include "maglev_hash.h"
 #include "maglev_table.h"
@@ -424,6 +425,14 @@ static json_object *err_reply(const char *msg)
 	return o;
 }
 
+/* Connection-table entries the backend holds (flow_count.c); null before the first count. */
+static json_object *flows_json(const struct be *b)
+{
+	uint64_t n;
+
+	return flow_count_backend(b->idx, &n) ? json_object_new_uint64(n) : NULL;
+}
+
 static json_object *be_json(struct daemon *d, const struct vip *v, const struct be *b)
 {
 	json_object *o = json_object_new_object(), *fl = json_object_new_array();
@@ -448,6 +457,7 @@ static json_object *be_json(struct daemon *d, const struct vip *v, const struct 
 		json_object_object_add(o, "dp_gen", json_object_new_int64(mb.gen));
 	}
 	json_object_object_add(o, "dp_flags", fl);
+	json_object_object_add(o, "flows", flows_json(b));
 	return o;
 }
 
