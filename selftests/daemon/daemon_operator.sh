@@ -159,6 +159,8 @@ check "backend list text: a FLOWS column" \
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
 check "metrics: maglev_backend_flows per backend" \
 	grep -qx "maglev_backend_flows{vip=\"$VF\",backend=\"198.51.100.41\"} $want41" "$M"
+check "metrics: per-backend packets, read in batches, match what pktio saw" \
+	grep -qx "maglev_backend_packets_total{vip=\"$VF\",backend=\"198.51.100.42\"} $((want42 * 2))" "$M"
 check "metrics: connection-table occupancy (slots, live entries)" \
 	bash -c "grep -qx 'maglev_conn_table_slots [0-9]*' $M && [ \$(sed -n 's/^maglev_conn_table_entries{state=\"live\"} //p' $M) -ge 20 ]"
 ctl backend set $VF 198.51.100.41 --drain
@@ -204,6 +206,14 @@ ctl -j status >"$S"
 check "status: a failed reload is reported with its reason" \
 	jqok '.last_reload.ok == false and (.last_reload.error | test("no_such_key"))' "$S"
 check "status text: the failed reload" bash -c "$MAGLEVCTL status | grep -q '^last reload: .*, FAILED: .*no_such_key'"
+
+# --- metrics_per_backend no -------------------------------------------------------------
+grep -v '^no_such_key' "$CONF" >"$CONF.new" && echo "metrics_per_backend no" >>"$CONF.new" && mv "$CONF.new" "$CONF"
+kill -HUP "$DPID"
+for i in $(seq 100); do ctl -j status | jqt '.last_reload.count == 2' >/dev/null && break; sleep 0.05; done
+lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
+check "metrics_per_backend no: no maglev_backend_* series, the per-VIP ones stay" \
+	bash -c "! grep -q '^maglev_backend_' $M && grep -q '^maglev_vip_packets_total{vip=\"$VF\"} [1-9]' $M"
 
 stop_daemon
 t_done

@@ -62,6 +62,8 @@ int maglev_dp_table_clear(struct maglev_dp *dp, uint32_t vip_id);
 /* Counters, summed over CPUs. */
 int maglev_dp_vip_stats(struct maglev_dp *dp, uint32_t vip_id, struct maglev_vip_stats *out);
 int maglev_dp_backend_stats(struct maglev_dp *dp, uint32_t idx, struct maglev_backend_stats *out);
+/* Every backend's at once (out[MAGLEV_MAX_BACKENDS], by index), with batch lookups. */
+int maglev_dp_backend_stats_all(struct maglev_dp *dp, struct maglev_backend_stats *out);
 /* counts[MAGLEV_REASON_MAX], indexed by enum maglev_reason (include/maglev_maps.h). */
 int maglev_dp_reason_stats(struct maglev_dp *dp, uint64_t *counts);
 

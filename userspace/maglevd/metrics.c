@@ -34,6 +34,34 @@ static struct ev_source listener = {.fd = -1};
 static uint64_t last_sample_ms;
 static struct stream_pool metrics_clients = {.max = METRICS_MAX_CLIENTS, .name = "metrics"};
 
+/* Every backend's counters by index, read in batches (1.5 MiB, kept). */
+static struct maglev_backend_stats *be_stats;
+
+static bool all_backend_stats(struct daemon *d)
+{
+	if (!be_stats)
+		be_stats = calloc(MAGLEV_MAX_BACKENDS, sizeof(*be_stats));
+	return be_stats && !maglev_dp_backend_stats_all(d->dp, be_stats);
+}
+
+/* Backend addresses by index, formatted once per scrape, not once per series. */
+static char (*be_names)[CTL_ADDR_STRLEN];
+
+static bool backend_names(struct daemon *d)
+{
+	uint32_t i, j;
+
+	if (!be_names)
+		be_names = calloc(MAGLEV_MAX_BACKENDS, sizeof(*be_names));
+	if (!be_names)
+		return false;
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
+		for (j = 0; d->reg->vips[i] && j < d->reg->vips[i]->nbe; j++)
+			ctl_format_addr(&d->reg->vips[i]->bes[j].addr,
+					be_names[d->reg->vips[i]->bes[j].idx], CTL_ADDR_STRLEN);
+	return true;
+}
+
 static void head(FILE *f, const char *name, const char *type, const char *help)
 {
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -44,7 +72,8 @@ char *metrics_render(struct daemon *d, size_t *len)
 	static const char *const reason_names[MAGLEV_REASON_MAX] = MAGLEV_REASON_NAMES;
 	struct maglev_vip_stats *vs = calloc(MAGLEV_MAX_VIPS, sizeof(*vs));
 	uint64_t reasons[MAGLEV_REASON_MAX];
-	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN];
+	char vname[CTL_ADDR_STRLEN];
+	const char *bname;
 	char *buf = NULL;
 	uint32_t i, j;
 	FILE *f;
@@ -85,41 +114,39 @@ char *metrics_render(struct daemon *d, size_t *len)
 	FOR_VIPS fprintf(f, "maglev_vip_backends_in_table{vip=\"%s\"} %u\n", vname,
 			 d->reg->vips[i]->table_slots_used);
 
-#define FOR_BES                                                                       \
-	FOR_VIPS for (j = 0; j < d->reg->vips[i]->nbe;                                \
-		      j++) if ((ctl_format_addr(&d->reg->vips[i]->bes[j].addr, bname, \
-						sizeof(bname)),                       \
-				1))
+#define FOR_BES                                        \
+	FOR_VIPS for (j = 0; j < d->reg->vips[i]->nbe; \
+		      j++) if ((bname = be_names[d->reg->vips[i]->bes[j].idx]), 1)
 #define BE (&d->reg->vips[i]->bes[j])
+	/* metrics_per_backend no: a fleet too large for one series per backend. */
+	if (!d->cfg.metrics_per_backend || !all_backend_stats(d) || !backend_names(d))
+		goto backends_done;
 	{
-		struct maglev_backend_stats bs;
+		const struct maglev_backend_stats *bs;
 
 		head(f, "maglev_backend_packets_total", "counter", "Packets sent to the backend.");
 		FOR_BES
 		{
-			memset(&bs, 0, sizeof(bs));
-			maglev_dp_backend_stats(d->dp, BE->idx, &bs);
+			bs = &be_stats[BE->idx];
 			fprintf(f, "maglev_backend_packets_total{vip=\"%s\",backend=\"%s\"} %llu\n",
-				vname, bname, (unsigned long long)(bs.packets - BE->base.packets));
+				vname, bname, (unsigned long long)(bs->packets - BE->base.packets));
 		}
 		head(f, "maglev_backend_bytes_total", "counter", "Bytes sent to the backend.");
 		FOR_BES
 		{
-			memset(&bs, 0, sizeof(bs));
-			maglev_dp_backend_stats(d->dp, BE->idx, &bs);
+			bs = &be_stats[BE->idx];
 			fprintf(f, "maglev_backend_bytes_total{vip=\"%s\",backend=\"%s\"} %llu\n",
-				vname, bname, (unsigned long long)(bs.bytes - BE->base.bytes));
+				vname, bname, (unsigned long long)(bs->bytes - BE->base.bytes));
 		}
 		head(f, "maglev_backend_new_flows_total", "counter",
 		     "New flows the balancer picked the backend for.");
 		FOR_BES
 		{
-			memset(&bs, 0, sizeof(bs));
-			maglev_dp_backend_stats(d->dp, BE->idx, &bs);
+			bs = &be_stats[BE->idx];
 			fprintf(f,
 				"maglev_backend_new_flows_total{vip=\"%s\",backend=\"%s\"} %llu\n",
 				vname, bname,
-				(unsigned long long)(bs.new_flows - BE->base.new_flows));
+				(unsigned long long)(bs->new_flows - BE->base.new_flows));
 		}
 	}
 	head(f, "maglev_backend_up", "gauge", "1 if the backend passes its health checks.");
@@ -150,6 +177,7 @@ char *metrics_render(struct daemon *d, size_t *len)
 		"result=\"fail\"} %llu\n",
 		vname, bname, (unsigned long long)health_checks_total(BE->idx, true), vname, bname,
 		(unsigned long long)health_checks_total(BE->idx, false));
+backends_done:
 #undef BE
 #undef FOR_BES
 #undef VIP_COUNTER
@@ -397,12 +425,15 @@ void metrics_sample(struct daemon *d)
 {
 	uint64_t now = mono_ms();
 	double dt = (double)(now - last_sample_ms) / 1e3;
+	bool have_bs;
 	uint32_t i, j;
 
 	if (!last_sample_ms || dt <= 0) {
 		dt = 0;
 	}
 	last_sample_ms = now;
+	/* One batch read rather than a lookup per backend, every second. */
+	have_bs = d->reg->nbackends && all_backend_stats(d);
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		struct vip *v = d->reg->vips[i];
 		struct maglev_vip_stats s;
@@ -419,8 +450,9 @@ void metrics_sample(struct daemon *d)
 			struct be *b = &v->bes[j];
 			struct maglev_backend_stats bs;
 
-			if (maglev_dp_backend_stats(d->dp, b->idx, &bs))
+			if (!have_bs)
 				continue;
+			bs = be_stats[b->idx];
 			if (dt > 0) {
 				b->pps = (double)(bs.packets - b->last.packets) / dt;
 				b->bps = (double)(bs.bytes - b->last.bytes) * 8 / dt;
