@@ -215,5 +215,36 @@ lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
 check "metrics_per_backend no: no maglev_backend_* series, the per-VIP ones stay" \
 	bash -c "! grep -q '^maglev_backend_' $M && grep -q '^maglev_vip_packets_total{vip=\"$VF\"} [1-9]' $M"
 
+# --- systemd watchdog --------------------------------------------------------------------
+# As systemd would run it (WatchdogSec=): NOTIFY_SOCKET and WATCHDOG_USEC.
+stop_daemon
+python3 - "$TDIR/notify" "$TDIR/notes" <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1]); s.settimeout(0.5)
+end = time.time() + 15
+with open(sys.argv[2], "w") as out:
+    while time.time() < end:
+        try:
+            out.write(s.recv(4096).decode() + "\n"); out.flush()
+        except socket.timeout:
+            pass
+PY
+NPID=$!
+EXTRA_PIDS="${EXTRA_PIDS:-} $NPID"
+for i in $(seq 50); do [ -S "$TDIR/notify" ] && break; sleep 0.05; done
+NOTIFY_SOCKET=$TDIR/notify WATCHDOG_USEC=400000 start_daemon
+sleep 1.5
+check "watchdog: READY=1, then WATCHDOG=1 about every 200 ms from the event loop" \
+	bash -c "grep -qx READY=1 $TDIR/notes && [ \$(grep -cx WATCHDOG=1 $TDIR/notes) -ge 4 ]"
+kill -STOP "$DPID"
+n0=$(grep -cx WATCHDOG=1 "$TDIR/notes")
+sleep 1
+check "watchdog: a stopped event loop stops the pings" [ "$(grep -cx WATCHDOG=1 "$TDIR/notes")" = "$n0" ]
+kill -CONT "$DPID"
+kill "$NPID" 2>/dev/null
+check "the unit asks for the watchdog and sizes LimitNOFILE" \
+	bash -c "grep -qx 'WatchdogSec=30s' $ROOT/docs/maglevd.service && grep -qx 'LimitNOFILE=131072' $ROOT/docs/maglevd.service"
+
 stop_daemon
 t_done

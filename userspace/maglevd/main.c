@@ -30,6 +30,7 @@
 #include "stream.h"
 #include "table_swap.h"
 #include "version.h"
+#include "watchdog.h"
 
 #define TICK_MS 100
 
@@ -310,6 +311,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 
 	if (read(src->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 		log_debug("timer read: %s", strerror(errno));
+	watchdog_tick(now);
 	stream_sweep(d);
 	health_tick(d);
 	slowpath_tick(d);
@@ -460,6 +462,7 @@ int main(int argc, char **argv)
 	log_info("ready: control socket %s, metrics %s, pin dir %s", d.cfg.control_socket,
 		 d.cfg.metrics_listen[0] ? d.cfg.metrics_listen : "off", d.cfg.pin_dir);
 	sd_notify(0, "READY=1");
+	watchdog_init();
 
 	while (!d.stop) {
 		struct epoll_event evs[64];
