@@ -23,7 +23,23 @@ static __always_inline int maglev_verdict_r(int r)
 static __always_inline int maglev_is_syn(const struct maglev_pkt *pkt)
 {
 	/* SYN without ACK: a new connection attempt. */
-	return pkt->key.proto == IPPROTO_TCP && (pkt->tcp_flags & 0x12) == 0x02;
+	return pkt->key.proto == IPPROTO_TCP &&
+	       (pkt->tcp_flags & (MAGLEV_TCP_SYN | MAGLEV_TCP_ACK)) == MAGLEV_TCP_SYN;
+}
+
+/*
+ * A SYN for a recorded flow keeps the recorded backend (checked as for any
+ * packet) if the flow has sent more than its first packet, was used since
+ * the bucket's reference bits were last cleared, and the client has sent
+ * no FIN or RST: that is an established connection, and a spoofed SYN must
+ * not move it (its backend answers with a challenge ACK, RFC 5961). A SYN
+ * retransmit, a SYN for a closing, or an idle, entry takes the pick.
+ */
+static __always_inline int maglev_syn_keeps(const struct maglev_conn_bucket *b, int way,
+					    const struct maglev_conn_slot *c)
+{
+	return b->ref[way & (MAGLEV_CONN_WAYS - 1)] == MAGLEV_CONN_REF_USED &&
+	       !(c->flags & MAGLEV_CONN_F_CLOSING);
 }
 
 /* Where a packet goes: the backend and the VIP data the encapsulation needs. */
@@ -36,38 +52,71 @@ struct maglev_dest {
 	__u8 new_flow;
 };
 
-/* The entry's backend if it may still be used (flags, generation, UDP idle
- * time), else 0 (counted). Only UDP reads the clock, and writes the entry
- * only when last_seen is more than udp_idle_ns/16 old.
+/* The backend of entry c (the copy maglev_conn_find validated) if it may
+ * still be used (backend flags, generation, UDP idle time), else 0
+ * (counted). Only
+ * UDP reads the clock, and writes the entry's way e only when last_seen is
+ * more than udp_idle_ns/16 old (last_seen is not in the check word: if the
+ * way was refilled meanwhile, its new flow's last_seen is refreshed).
  */
 static __always_inline __u32 maglev_conn_usable(struct maglev_conn_slot *e,
+						const struct maglev_conn_slot *c,
 						const struct maglev_config *cfg,
 						const struct maglev_pkt *pkt,
 						struct maglev_backend **bep, __u64 *now, int icmp)
 {
-	struct maglev_backend *be = bpf_map_lookup_elem(&maglev_backends, &e->conn.backend_idx);
+	__u32 idx = c->conn.backend_idx;
+	struct maglev_backend *be = bpf_map_lookup_elem(&maglev_backends, &idx);
 
-	if (!be || be->gen != e->conn.backend_gen || !maglev_backend_usable(be)) {
+	if (!be || be->gen != c->conn.backend_gen || !maglev_backend_usable(be)) {
 		maglev_count(MAGLEV_CTR_CONN_REPICK);
 		return 0;
 	}
 	if (!icmp && pkt->key.proto == IPPROTO_UDP && cfg->udp_idle_ns) {
-		__u64 idle;
+		__s64 idle;
 
 		*now = bpf_ktime_get_coarse_ns();
-		idle = *now - e->conn.last_seen_ns;
-		if (idle > cfg->udp_idle_ns) {
+		/* Signed: another CPU may have stored a later clock reading
+		 * than ours since (a negative idle time, not a huge one).
+		 */
+		idle = (__s64)(*now - c->conn.last_seen_ns);
+		if (idle > (__s64)cfg->udp_idle_ns) {
 			maglev_count(MAGLEV_CTR_CONN_EXPIRED);
 			return 0;
 		}
 		/* Refresh rarely: a write per packet would bounce the
 		 * entry's cache line between CPUs.
 		 */
-		if (idle > cfg->udp_idle_ns >> 4)
+		if (idle > (__s64)(cfg->udp_idle_ns >> 4))
 			e->conn.last_seen_ns = *now;
 	}
+	/* TCP's clock readings stay here (not *now): fewer states for the
+	 * verifier to walk the rest of the program with.
+	 */
+	if (!icmp && (c->flags & MAGLEV_CONN_F_CLOSING)) {
+		/* Closed by the client tcp_closed_ns ago: a new flow now. */
+		if ((__s64)(bpf_ktime_get_coarse_ns() - c->conn.last_seen_ns) >
+		    (__s64)maglev_tcp_closed_ns) {
+			maglev_count(MAGLEV_CTR_CONN_EXPIRED);
+			return 0;
+		}
+	} else if (!icmp && (pkt->tcp_flags & (MAGLEV_TCP_FIN | MAGLEV_TCP_RST))) {
+		/* FIN or RST from the client (tcp_flags is 0 for UDP): closing
+		 * from now, marked once. Neither field is in the check word;
+		 * flags shares a word with it, swapped only while the word is
+		 * still c's, so a way refilled meanwhile is not marked.
+		 */
+		struct maglev_conn_slot m = *c;
+		__u64 o, n;
+
+		e->conn.last_seen_ns = bpf_ktime_get_coarse_ns();
+		m.flags |= MAGLEV_CONN_F_CLOSING;
+		__builtin_memcpy(&o, &c->encap, sizeof(o));
+		__builtin_memcpy(&n, &m.encap, sizeof(n));
+		__sync_val_compare_and_swap((__u64 *)&e->encap, o, n);
+	}
 	*bep = be;
-	return e->conn.backend_idx;
+	return idx;
 }
 
 /* TTL, MTU, counters, encapsulation. */
@@ -150,7 +199,7 @@ static __always_inline void maglev_record(const struct maglev_pkt *pkt,
 	s->vip_id = d->vip_id;
 	s->vip_gen = gen;
 	s->encap = d->encap;
-	s->pad = 0;
+	s->flags = 0;
 	s->gue_port = d->gue_port;
 	s->check = maglev_conn_check(h, s);
 	b->ref[w] = 0;
@@ -169,6 +218,23 @@ static __always_inline int maglev_conn_same(const struct maglev_conn_slot *e,
 	       e->gue_port == d->gue_port;
 }
 
+/* The VIP map changed but the entry's cached VIP (c, read from way e) is
+ * still the flow's: mark it current. vip_id and vip_gen share one aligned
+ * word, swapped only if it still holds c's, so a way another CPU refilled
+ * meanwhile for another VIP, or revalidated already, is left alone; vip_gen
+ * is not in the check word, so no reader sees the slot half rewritten.
+ */
+static __always_inline void maglev_conn_revalidate(struct maglev_conn_slot *e,
+						   const struct maglev_conn_slot *c, __u32 gen)
+{
+	__u32 old[2] = {c->vip_id, c->vip_gen}, new[2] = {c->vip_id, gen};
+	__u64 o, n;
+
+	__builtin_memcpy(&o, old, sizeof(o));
+	__builtin_memcpy(&n, new, sizeof(n));
+	__sync_val_compare_and_swap((__u64 *)&e->vip_id, o, n);
+}
+
 /*
  * A TCP/UDP packet to a VIP address. Established flows are found in the
  * connection table first; while the VIP map has not changed since the entry
@@ -180,7 +246,7 @@ static __always_inline int maglev_conn_same(const struct maglev_conn_slot *e,
 static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 				     struct maglev_vip_key *vk, const struct maglev_vip_addr *va)
 {
-	struct maglev_conn_slot *e = NULL;
+	struct maglev_conn_slot *e = NULL, c;
 	struct maglev_conn_bucket *b;
 	struct maglev_vip_info vi = {};
 	struct maglev_dest d = {};
@@ -195,30 +261,31 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 		return XDP_ABORTED;
 	gen = *genp;
 	syn = maglev_is_syn(pkt);
-	b = maglev_conn_find(&pkt->key, &h, &way);
+	b = maglev_conn_find(&pkt->key, &h, &way, &c);
 	if (!b)
 		return XDP_ABORTED;
+	/* From here on the entry is c; e is only written. */
 	if (way >= 0) {
 		e = &b->slot[way & (MAGLEV_CONN_WAYS - 1)];
-		if (!syn)
-			d.idx = maglev_conn_usable(e, cfg, pkt, &d.be, &now, 0);
+		if (!syn || maglev_syn_keeps(b, way, &c))
+			d.idx = maglev_conn_usable(e, &c, cfg, pkt, &d.be, &now, 0);
 	}
-	if (e && d.idx && e->vip_gen == gen) {
-		d.vip_id = e->vip_id;
-		d.encap = e->encap;
-		d.gue_port = e->gue_port;
+	if (e && d.idx && c.vip_gen == gen) {
+		d.vip_id = c.vip_id;
+		d.encap = c.encap;
+		d.gue_port = c.gue_port;
 		/* Recently used: written only when it changes. */
 		if (b->ref[way & (MAGLEV_CONN_WAYS - 1)] != MAGLEV_CONN_REF_USED)
 			b->ref[way & (MAGLEV_CONN_WAYS - 1)] = MAGLEV_CONN_REF_USED;
 		maglev_count(MAGLEV_CTR_CONN_HIT);
 	} else {
-		if (e && e->vip_gen == gen) {
+		if (e && c.vip_gen == gen) {
 			/* A SYN (or a re-pick) of a known flow: the VIP map
 			 * has not changed since the entry cached its VIP.
 			 */
-			d.vip_id = e->vip_id;
-			d.encap = e->encap;
-			d.gue_port = e->gue_port;
+			d.vip_id = c.vip_id;
+			d.encap = c.encap;
+			d.gue_port = c.gue_port;
 		} else {
 			if (!maglev_vip_find(vk, va, pkt->key.dport, pkt->key.proto, &vi))
 				return MAGLEV_PASS(PASS_NOT_VIP);
@@ -226,20 +293,25 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 			d.encap = vi.encap;
 			d.gue_port = vi.gue_port;
 		}
-		if (e && d.idx && e->vip_id == d.vip_id) {
+		if (e && d.idx && c.vip_id == d.vip_id) {
 			/* Same VIP after a VIP map change: keep the backend. */
-			e->vip_gen = gen;
-			e->encap = d.encap;
-			e->gue_port = d.gue_port;
-			e->check = maglev_conn_check(h, e);
+			if (c.encap == d.encap && c.gue_port == d.gue_port)
+				maglev_conn_revalidate(e, &c, gen);
 			maglev_count(MAGLEV_CTR_CONN_HIT);
 		} else {
 			if (!maglev_pick_backend(pkt, cfg, &d, &reason)) {
 				maglev_count(MAGLEV_CTR_CONN_MISS);
 				return maglev_verdict(reason, XDP_DROP);
 			}
-			if (syn && e && maglev_conn_same(e, &d, gen)) {
+			if (syn && e && maglev_conn_same(&c, &d, gen)) {
 				maglev_count(MAGLEV_CTR_CONN_HIT);
+			} else if (way == MAGLEV_CONN_WAY_BUSY) {
+				/* Never over a way with this key: it may be
+				 * another CPU rewriting this flow's entry.
+				 */
+				maglev_count(MAGLEV_CTR_CONN_MISS);
+				maglev_count(MAGLEV_CTR_CONN_INSERT_SKIP);
+				d.new_flow = 1;
 			} else {
 				maglev_count(MAGLEV_CTR_CONN_MISS);
 				d.new_flow = 1;
@@ -262,8 +334,8 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 static __always_inline int maglev_icmp_forward(struct xdp_md *ctx, struct maglev_pkt *pkt,
 					       const struct maglev_vip_info *vip)
 {
+	struct maglev_conn_slot c;
 	struct maglev_conn_bucket *b;
-	struct maglev_conn_slot *e;
 	struct maglev_dest d = {};
 	struct maglev_config *cfg;
 	__u64 now = 0, h = 0;
@@ -276,12 +348,10 @@ static __always_inline int maglev_icmp_forward(struct xdp_md *ctx, struct maglev
 	d.vip_id = vip->vip_id;
 	d.encap = vip->encap;
 	d.gue_port = vip->gue_port;
-	b = maglev_conn_find(&pkt->key, &h, &way);
-	if (b && way >= 0) {
-		e = &b->slot[way & (MAGLEV_CONN_WAYS - 1)];
-		if (e->vip_id == d.vip_id)
-			d.idx = maglev_conn_usable(e, cfg, pkt, &d.be, &now, 1);
-	}
+	b = maglev_conn_find(&pkt->key, &h, &way, &c);
+	if (b && way >= 0 && c.vip_id == d.vip_id)
+		d.idx = maglev_conn_usable(&b->slot[way & (MAGLEV_CONN_WAYS - 1)], &c, cfg, pkt,
+					   &d.be, &now, 1);
 	if (!d.idx && !maglev_pick_backend(pkt, cfg, &d, &reason))
 		return maglev_verdict(reason, XDP_DROP);
 	return maglev_send(ctx, pkt, &d, cfg, 1);

@@ -8,17 +8,25 @@
 
 #include "xdp_maps.h"
 
-/* The flow's bucket (NULL: no table) and *way, the way holding the flow
- * (-1: none). *hp gets the key's hash for the check word and the tag.
+/* A way holds the flow's key but fails its check: torn, or another CPU is
+ * rewriting this flow's entry. Nothing may be written over it.
  */
-static __always_inline struct maglev_conn_bucket *maglev_conn_find(const struct maglev_flow_key *k,
-								   __u64 *hp, int *way)
+#define MAGLEV_CONN_WAY_BUSY (-2)
+
+/* The flow's bucket (NULL: no table) and *way, the way holding the flow
+ * (-1: none, MAGLEV_CONN_WAY_BUSY). *hp gets the key's hash for the check
+ * word and the tag. The way's value is copied once into *c and validated
+ * there; another CPU may refill the way at any moment, so the caller uses
+ * only *c (its key is not filled in) and never reads the way again.
+ */
+static __always_inline struct maglev_conn_bucket *
+maglev_conn_find(const struct maglev_flow_key *k, __u64 *hp, int *way, struct maglev_conn_slot *c)
 {
 	struct maglev_conn_params *p;
 	struct maglev_conn_bucket *b;
 	__u32 zero = 0, idx, tag;
 	__u64 h;
-	int i;
+	int i, j;
 
 	*way = -1;
 	p = bpf_map_lookup_elem(&maglev_connkey, &zero);
@@ -34,17 +42,25 @@ static __always_inline struct maglev_conn_bucket *maglev_conn_find(const struct 
 #pragma unroll
 	for (i = 0; i < MAGLEV_CONN_WAYS; i++) {
 		struct maglev_conn_slot *s = &b->slot[i];
+		const volatile __u64 *src = (const volatile __u64 *)&s->conn;
 
-		if (b->tag[i] == tag && maglev_conn_key_eq(&s->key, k) &&
-		    maglev_conn_check(h, s) == s->check) {
+		if (b->tag[i] != tag || !maglev_conn_key_eq(&s->key, k))
+			continue;
+			/* Volatile: each word is read exactly once, into the copy. */
+#pragma unroll
+		for (j = 0; j < MAGLEV_CONN_VALUE_WORDS; j++)
+			((__u64 *)&c->conn)[j] = src[j];
+		if (maglev_conn_check(h, c) == c->check) {
 			*way = i;
 			break;
 		}
+		*way = MAGLEV_CONN_WAY_BUSY;
 	}
 	return b;
 }
 
-/* Way for a new flow: an empty one, else the first whose flow has sent
+/* Way for a new flow: an empty one, else a closed flow's whose time is up
+ * (maglev_tcp_closed_ns after its FIN or RST), else the first whose flow has sent
  * nothing since it was written (one-packet flows: scans, floods, SYNs not
  * yet answered), else the first not used since the reference bits were last
  * cleared (not recently used), else, every way in recent use, clear the
@@ -56,12 +72,24 @@ static __always_inline struct maglev_conn_bucket *maglev_conn_find(const struct 
  */
 static __always_inline __u32 maglev_conn_victim(struct maglev_conn_bucket *b, __u32 tag)
 {
-	int i;
+	int i, closing = -1;
 
 #pragma unroll
 	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
 		if (!b->tag[i])
 			return i;
+			/* A closed connection's way, once its time is up (only the first
+			 * closing way is looked at: one clock read). Read unvalidated: a torn
+			 * value only changes which flow is evicted.
+			 */
+#pragma unroll
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
+		if (closing < 0 && (b->slot[i].flags & MAGLEV_CONN_F_CLOSING))
+			closing = i;
+	if (closing >= 0 && (__s64)(bpf_ktime_get_coarse_ns() -
+				    b->slot[closing & (MAGLEV_CONN_WAYS - 1)].conn.last_seen_ns) >
+				    (__s64)maglev_tcp_closed_ns)
+		return closing;
 #pragma unroll
 	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
 		if (!b->ref[i])

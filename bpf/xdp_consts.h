@@ -29,6 +29,12 @@
 #define MAGLEV_IP_MF	 0x2000
 #define MAGLEV_IP_OFFSET 0x1fff
 
+/* TCP header flags (byte 13). */
+#define MAGLEV_TCP_FIN 0x01
+#define MAGLEV_TCP_SYN 0x02
+#define MAGLEV_TCP_RST 0x04
+#define MAGLEV_TCP_ACK 0x10
+
 #define MAGLEV_GUE_HLEN 4
 /* IPv6 minimum link MTU: never advertise less in packet-too-big. */
 #define MAGLEV_IPV6_MIN_MTU 1280

@@ -153,4 +153,7 @@ struct {
 	__type(value, struct maglev_ratelim);
 } maglev_ratelim SEC(".maps");
 
+/* Set by the library before load (maglev_dp_opts.tcp_closed_ns). */
+const volatile __u64 maglev_tcp_closed_ns = MAGLEV_TCP_CLOSED_NS_DEFAULT;
+
 #endif /* MAGLEV_XDP_MAPS_H */

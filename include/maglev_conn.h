@@ -11,14 +11,20 @@
  * function, no lock. A flow lives in bucket (hash & mask); its way is found
  * by a 32-bit tag and then the full key. Replacement within the bucket is
  * "not recently used" over two reference bits per way: an empty way first,
- * else a flow never used since it was written, else one not used since the
- * bits were last cleared (bpf/xdp_conn.h).
+ * else a closed connection's past tcp_closed_ns, else a flow never used
+ * since it was written, else one not used since the bits were last
+ * cleared (bpf/xdp_conn.h).
  *
  * The table is shared by all CPUs without locks. Two CPUs writing the same
  * way at once (two new flows in one bucket in the same instant) could leave
  * a torn slot; every slot therefore carries a check word over its hash and
- * value, and a reader takes a slot only if the check matches: a torn slot is
- * a miss (the flow is re-picked and re-recorded), never a wrong backend.
+ * value. A reader copies a slot's value once, takes it only if the copy's
+ * check matches, and uses nothing but the copy: a torn slot, or one refilled
+ * by another flow while it is being read, is a miss (re-picked), never a
+ * wrong backend, VIP or encapsulation. A slot with the flow's key that fails
+ * its check is never written over (it may be another CPU rewriting it).
+ * Revalidating a cached VIP writes vip_gen alone, which the check leaves
+ * out, so a reader never sees that rewrite half done (docs/datapath.md).
  */
 #ifndef MAGLEV_CONN_H
 #define MAGLEV_CONN_H
@@ -35,12 +41,35 @@ struct maglev_conn_slot {
 	struct maglev_flow_key key;
 	struct maglev_conn conn; /* last_seen_ns: UDP only, not in check */
 	__u32 vip_id;
-	__u32 vip_gen; /* VIP generation when vip_id/encap/gue_port were cached */
+	__u32 vip_gen; /* VIP generation when vip_id/encap/gue_port were cached; not in check */
 	__u8 encap;
-	__u8 pad;
+	__u8 flags; /* MAGLEV_CONN_F_*; not in check */
 	__u16 gue_port;
 	__u32 check; /* maglev_conn_check() */
 };
+
+/* What a reader copies: conn .. check, as 64-bit words. vip_id and vip_gen
+ * share one aligned word, encap, flags, gue_port and check another, each
+ * rewritten with one compare-and-swap.
+ */
+#define MAGLEV_CONN_VALUE_WORDS \
+	((sizeof(struct maglev_conn_slot) - __builtin_offsetof(struct maglev_conn_slot, conn)) / 8)
+_Static_assert(sizeof(struct maglev_conn_slot) % 8 == 0 &&
+		       __builtin_offsetof(struct maglev_conn_slot, conn) % 8 == 0 &&
+		       __builtin_offsetof(struct maglev_conn_slot, vip_id) % 8 == 0 &&
+		       __builtin_offsetof(struct maglev_conn_slot, encap) % 8 == 0,
+	       "slot value words");
+
+/* The client sent a FIN or an RST: the connection is closing, a SYN for
+ * its tuple is a new connection (re-picked), and the entry expires
+ * tcp_closed_ns after (last_seen_ns then holds when it was marked).
+ */
+#define MAGLEV_CONN_F_CLOSING 0x01
+
+/* How long a closing entry still holds its backend (the last ACKs of the
+ * close) before it expires: the default of maglev_dp_opts.tcp_closed_ns.
+ */
+#define MAGLEV_TCP_CLOSED_NS_DEFAULT (10 * 1000000000ULL)
 
 /* Reference bits of a way: used since the bits were last cleared, and used
  * at all since the flow was written (0: a flow that has sent one packet).
@@ -55,6 +84,8 @@ struct maglev_conn_bucket {
 	__u32 pad;
 	struct maglev_conn_slot slot[MAGLEV_CONN_WAYS];
 };
+
+_Static_assert(__builtin_offsetof(struct maglev_conn_bucket, slot) % 8 == 0, "slot alignment");
 
 /* Value of the one-element maglev_connkey map, written by the library. */
 struct maglev_conn_params {
@@ -92,16 +123,18 @@ static inline __u32 maglev_conn_tag(__u64 h)
 	return (__u32)(h >> 32) | 1;
 }
 
-/* Check word of a slot: the key's hash and every field a reader uses, each
- * through its own multiplier (independent, so cheap), so that a slot mixing
- * the fields of two writes matches with probability about 2^-32.
+/* Check word of a slot: the key's hash and every field a reader uses but
+ * vip_gen, each through its own multiplier (independent, so cheap), so that
+ * a slot mixing the fields of two writes matches with probability about
+ * 2^-32. vip_gen only says whether the cached VIP needs a lookup; leaving it
+ * out lets a revalidation rewrite it alone, with no moment at which the slot
+ * fails its check.
  */
 static inline __u32 maglev_conn_check(__u64 h, const struct maglev_conn_slot *s)
 {
 	__u64 x = h ^ (__u64)s->conn.backend_idx * 0x9e3779b97f4a7c15ULL ^
 		  (__u64)s->conn.backend_gen * 0xc2b2ae3d27d4eb4fULL ^
 		  (__u64)s->vip_id * 0x165667b19e3779f9ULL ^
-		  (__u64)s->vip_gen * 0xd6e8feb86659fd93ULL ^
 		  (__u64)((__u32)s->encap << 16 | s->gue_port) * 0xff51afd7ed558ccdULL;
 
 	return (__u32)(x >> 32) ^ (__u32)x;

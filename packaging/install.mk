@@ -1,6 +1,7 @@
 # make install [DESTDIR=...] [PREFIX=/usr/local]: the daemon, the CLI, the
 # backend-side decap object, the systemd unit, the man pages, the bash
-# completion, the example config and the operator's guide. Debian
+# completion, the example configs (maglevd; BIRD and FRR for a fleet) and the
+# operator's guide. Debian
 # packaging uses PREFIX=/usr.
 # maglev_xdp and maglev_hc need no files: maglevd embeds them (skeletons).
 # Nothing goes to /etc: the example attaches to eth0, so the operator copies
@@ -27,7 +28,9 @@ INSTALL_FILES = \
 	$(BUILD)/man/maglevd.conf.5 $(MANDIR)/man5/maglevd.conf.5 0644 \
 	userspace/maglevctl/completion.bash $(COMPLETIONDIR)/maglevctl 0644 \
 	docs/operations.md $(DOCDIR)/operations.md 0644 \
-	docs/maglevd.conf.example $(DOCDIR)/examples/maglevd.conf.example 0644
+	docs/maglevd.conf.example $(DOCDIR)/examples/maglevd.conf.example 0644 \
+	docs/bird.conf $(DOCDIR)/examples/bird.conf 0644 \
+	docs/frr.conf $(DOCDIR)/examples/frr.conf 0644
 # The sources: the words in the tree (the destinations are absolute).
 INSTALL_SRCS = $(filter $(BUILD)/% docs/% userspace/%,$(INSTALL_FILES))
 
@@ -42,7 +45,8 @@ install: install-prereqs
 	done
 	@# The unit names the binary and the guide where this install put them.
 	@mkdir -p "$(DESTDIR)$(UNITDIR)"
-	sed -e 's|/usr/local/sbin/|$(SBINDIR)/|g' -e 's|/usr/local/share/doc/maglev-lb|$(DOCDIR)|g' \
+	sed -e 's|/usr/local/sbin/|$(SBINDIR)/|g' -e 's|/usr/local/bin/|$(BINDIR)/|g' \
+		-e 's|/usr/local/share/doc/maglev-lb|$(DOCDIR)|g' \
 		docs/maglevd.service > "$(DESTDIR)$(UNITDIR)/maglevd.service"
 
 uninstall:

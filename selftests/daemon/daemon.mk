@@ -2,9 +2,15 @@
 # pair in namespaces the tests create (see selftests/daemon/lib.sh).
 TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
 	selftests/daemon/daemon_health.sh selftests/daemon/daemon_health_encap.sh \
+	selftests/daemon/daemon_health_batch.sh selftests/daemon/daemon_health_unknown.sh \
+	selftests/daemon/daemon_health_start_down.sh \
 	selftests/daemon/daemon_state.sh selftests/daemon/daemon_nexthop.sh \
 	selftests/daemon/daemon_reload.sh selftests/daemon/daemon_crash.sh \
-	selftests/daemon/daemon_bpffs.sh selftests/daemon/daemon_operator.sh
+	selftests/daemon/daemon_bpffs.sh selftests/daemon/daemon_state_missing.sh \
+	selftests/daemon/daemon_reload_result.sh selftests/daemon/daemon_reload_refuse.sh \
+	selftests/daemon/daemon_restore_safe.sh selftests/daemon/daemon_placement.sh \
+	selftests/daemon/daemon_announce.sh selftests/daemon/daemon_announce_frr.sh \
+	selftests/daemon/daemon_operator.sh
 # The mirror into the slow-path module: needs the module, so the 6.1 VM only.
 VM_TESTS += selftests/daemon/daemon_slowpath.sh
 

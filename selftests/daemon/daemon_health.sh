@@ -15,8 +15,6 @@ ok "maglevd starts"
 
 EXTRA_PIDS=
 listen() { listen_tcp "$NS_LB" "$@"; } # the backends' addresses are on the balancer here
-slots() { ctl -j table "$1" | jq -r --arg b "$2" '.backends[] | select(.backend == $b) | .slots'; }
-flags() { ctl -j backend list "$1" | jq -r --arg b "$2" '.backends[] | select(.backend == $b) | .dp_flags | join(",")'; }
 
 # --- TCP -----------------------------------------------------------------------------
 V=192.0.2.20:8080/tcp

@@ -92,6 +92,12 @@ check "audit: a restore is one line summarising its changes" \
 ctl vip add 192.0.2.21:80/tcp --check http --check-path '/h?a=1&x=2'
 check "audit: a value beyond plain words is JSON-quoted" \
 	[ "$(audited 'vip.add .* check_path="/h?a=1&x=2"')" = 1 ]
+ctl vip set 192.0.2.21:80/tcp --placement ring
+check "audit: vip set is a change" [ "$(audited 'vip.set from uid 0 pid [0-9]*: vip=192\.0\.2\.21:80/tcp placement=ring')" = 1 ]
+n0=$(grep -c 'info: accepted' "$DLOG")
+ctl save | ctl restore --dry-run >/dev/null 2>&1
+check "audit: restore --dry-run changes nothing and logs no 'accepted' line" \
+	[ "$(grep -c 'info: accepted' "$DLOG")" = "$n0" ]
 
 # --- table --dump ------------------------------------------------------------------
 VT=192.0.2.30:80/tcp
@@ -214,6 +220,11 @@ for i in $(seq 100); do ctl -j status | jqt '.last_reload.count == 2' >/dev/null
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
 check "metrics_per_backend no: no maglev_backend_* series, the per-VIP ones stay" \
 	bash -c "! grep -q '^maglev_backend_' $M && grep -q '^maglev_vip_packets_total{vip=\"$VF\"} [1-9]' $M"
+# A reload through the control socket is a change: one line with the peer.
+n0=$(audited 'reload from uid 0 pid')
+ctl reload >/dev/null
+check "audit: maglevctl reload logs one 'accepted reload' line" \
+	[ "$(audited 'reload from uid 0 pid [0-9]*:')" = $((n0 + 1)) ]
 
 # --- systemd watchdog --------------------------------------------------------------------
 # As systemd would run it (WatchdogSec=): NOTIFY_SOCKET and WATCHDOG_USEC.

@@ -139,11 +139,14 @@ write_conf() {
 # start_daemon: run maglevd in the balancer namespace, wait for its socket.
 # nsenter switches only the network namespace: "ip netns exec" would also
 # remount /sys and hide the bpffs at /sys/fs/bpf, where the pins live.
+# DAEMON_PREFIX: a command that execs it, e.g. "prlimit --nofile=64:64".
 start_daemon() {
-	nsenter --net="/run/netns/$NS_LB" "$MAGLEVD" -c "$CONF" >>"$DLOG" 2>&1 &
+	# shellcheck disable=SC2086 # DAEMON_PREFIX is words
+	nsenter --net="/run/netns/$NS_LB" ${DAEMON_PREFIX:-} "$MAGLEVD" -c "$CONF" >>"$DLOG" 2>&1 &
 	DPID=$!
+	# START_TIMEOUT_S: how long a start may take (a large state loads slower).
 	local i
-	for i in $(seq 100); do
+	for i in $(seq $((${START_TIMEOUT_S:-5} * 20))); do
 		if ctl status >/dev/null 2>&1; then return 0; fi
 		kill -0 "$DPID" 2>/dev/null || break
 		sleep 0.05
@@ -181,10 +184,45 @@ listen_tcp() {
 	return 1
 }
 
+# accept_service PORT PROBE-ADDR: in the balancer's namespace, one listener
+# on every address that accepts and closes (all a TCP check needs), however
+# many backends share it; waits until PROBE-ADDR accepts. Its pid in SVC
+# (killed on exit through EXTRA_PIDS).
+accept_service() {
+	cat >"$TDIR/acceptd.py" <<-'EOF'
+		import os, socket, sys
+		open(sys.argv[2], "w").write(str(os.getpid()))
+		s = socket.socket()
+		s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+		s.bind(("0.0.0.0", int(sys.argv[1])))
+		s.listen(4096)
+		while True:
+		    c, _ = s.accept()
+		    c.close()
+	EOF
+	rm -f "$TDIR/svc.pid"
+	lbx python3 "$TDIR/acceptd.py" "$1" "$TDIR/svc.pid" 2>/dev/null &
+	disown $!
+	local i
+	for i in $(seq 60); do
+		lbx bash -c "exec 3<>/dev/tcp/$2/$1" 2>/dev/null && break
+		sleep 0.05
+	done
+	# The interpreter's own pid: python3 may be a wrapper that forks.
+	SVC=$(cat "$TDIR/svc.pid" 2>/dev/null)
+	[ -n "$SVC" ] || return 1
+	EXTRA_PIDS="${EXTRA_PIDS:-} $SVC"
+}
+
 # field VIP BACKEND JQ-EXPR: a backend's field in `maglevctl -j health VIP`.
 field() {
 	ctl -j health "$1" | jq -r --arg b "$2" ".backends[] | select(.backend == \$b) | $3"
 }
+
+# slots VIP BACKEND: its slots in the live table; flags VIP BACKEND: its
+# flags in the live backend map ("UP", "DRAIN" or empty).
+slots() { ctl -j table "$1" | jq -r --arg b "$2" '.backends[] | select(.backend == $b) | .slots'; }
+flags() { ctl -j backend list "$1" | jq -r --arg b "$2" '.backends[] | select(.backend == $b) | .dp_flags | join(",")'; }
 
 # wait_state VIP BACKEND STATE SECONDS: until the backend's health state is STATE.
 wait_state() {
@@ -206,9 +244,24 @@ snapshot() {
 	{
 		ctl -j save | jq -S .vips
 		for v in $(ctl -j vip list | jq -r '.vips[].vip'); do
-			ctl -j table "$v" | jq -S '[.backends[] | {backend, slots}], .table_gen'
+			ctl -j table "$v" | jq -S '[.backends[] | {backend, slots}], .table_gen, .digest'
 			ctl -j backend list "$v" | jq -S '[.backends[] | {backend, dp_flags, index, gen}]'
 		done
 		jq -S . "$STATE"
 	} 2>&1
+}
+
+# reject NAME ARGS...: maglevctl ARGS exits 1 with one line and changes nothing.
+reject() {
+	local name=$1
+	shift
+	local before out rc
+	before=$(snapshot)
+	out=$("$MAGLEVCTL" "$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && [ "$(snapshot)" = "$before" ]; then
+		ok "rejected, state unchanged: $name ($out)"
+	else
+		nok "rejected, state unchanged: $name (rc $rc: $out)"
+	fi
 }

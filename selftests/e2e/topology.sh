@@ -52,22 +52,30 @@ for b in 1 2 3; do topo_decap_attach $b; done
 catch() { # catch NAME ADDR PORT: one datagram into $TOPO_DIR/catch.NAME.out
 	local a=$2 v=
 	[[ $a == *:* ]] && a="[$a]" v=6
-	topo_bg client "catch.$1" socat -T 3 -u "UDP$v-RECV:$3,bind=$a" STDOUT
+	topo_bg client "catch.$1" socat -T 10 -u "UDP$v-RECV:$3,bind=$a" STDOUT
 }
 catch ipip4 203.0.113.100 5001
 catch gue4 203.0.113.101 5002
 catch ipip6 2001:db8:c::100 5003
 catch gue64 2001:db8:c::101 5004
-sleep 0.3
+# Bounded waits rather than fixed sleeps: a loaded machine is slow, not wrong.
+for _ in $(seq 50); do
+	[ "$(topo_exec client ss -Huln | grep -cE ':500[1-4] ')" -ge 4 ] && break
+	sleep 0.1
+done
 send=selftests/e2e/send_encap.py
 topo_exec router $send ipip "$(topo_backend4 1)" 203.0.113.100 "$TOPO_VIP4" 5001 7 ipip4
 topo_exec router $send gue "$(topo_backend4 1)" 203.0.113.101 "$TOPO_VIP4_B" 5002 7 gue4
 topo_exec router $send ipip "$(topo_backend6 1)" 2001:db8:c::100 "$TOPO_VIP6" 5003 7 ipip6
 topo_exec router $send gue "$(topo_backend4 1)" 2001:db8:c::101 "$TOPO_VIP6_B" 5004 7 gue64
-sleep 0.5
-got=$(cat "$TOPO_DIR"/catch.ipip4.out "$TOPO_DIR"/catch.gue4.out "$TOPO_DIR"/catch.ipip6.out \
-	"$TOPO_DIR"/catch.gue64.out | tr '\n' ' ')
-[ "$got" = "b1 ipip4 b1 gue4 b1 ipip6 b1 gue64 " ]
+want="b1 ipip4 b1 gue4 b1 ipip6 b1 gue64 "
+for _ in $(seq 50); do
+	got=$(cat "$TOPO_DIR"/catch.ipip4.out "$TOPO_DIR"/catch.gue4.out "$TOPO_DIR"/catch.ipip6.out \
+		"$TOPO_DIR"/catch.gue64.out 2>/dev/null | tr '\n' ' ')
+	[ "$got" = "$want" ] && break
+	sleep 0.1
+done
+[ "$got" = "$want" ]
 e2e_result $? \
 	"decap on the backends: IPIP, GUE, IPv6-in-IPv6, IPv6-in-GUE/IPv4 answered from the VIP" "got '$got'"
 

@@ -59,6 +59,13 @@ void ev_del(struct daemon *d, struct ev_source *src)
 	unreachable("ev_del");
 }
 
+/* A reload re-reads the daemon's config file: not modelled, refused. */
+int daemon_reload(struct daemon *d, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "reload: not modelled by the fuzz harness");
+	return -1;
+}
+
 /* Indices 1..15 exist, are up and have generation 1; the rest are empty. */
 int maglev_dp_backend_get(struct maglev_dp *dp, uint32_t idx, struct maglev_backend *b)
 {
@@ -122,6 +129,11 @@ int maglev_dp_conn_lookup(struct maglev_dp *dp, const struct maglev_flow_key *ke
 }
 
 int maglev_dp_map_fd(struct maglev_dp *dp, const char *name)
+{
+	return -ENOENT;
+}
+
+int maglev_dp_prog_fd(struct maglev_dp *dp)
 {
 	return -ENOENT;
 }

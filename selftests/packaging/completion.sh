@@ -35,9 +35,12 @@ expect() {
 
 check "complete -F _maglevctl maglevctl is registered" \
 	bash -c "[ \"\$(. '$ROOT/userspace/maglevctl/completion.bash'; complete -p maglevctl)\" = 'complete -F _maglevctl maglevctl' ]"
-expect "objects" "$C " "backend health help lookup restore save stats status table vip"
+expect "objects" "$C " "announce backend health help lookup reload restore save stats status table vip"
+expect "announce values" "$C announce " "off on"
 expect "an object from its prefix" "$C b" "backend"
-expect "vip commands" "$C vip " "add del list show"
+expect "vip commands" "$C vip " "add del list set show"
+expect "vip set options" "$C vip set 192.0.2.10:80/tcp --" "--help --placement --vnodes"
+expect "--placement values" "$C vip set 192.0.2.10:80/tcp --placement " "maglev rendezvous ring"
 expect "backend command from its prefix" "$C -j backend s" "set"
 expect "global options" "$C -" "--help --json --socket --version -V -h -j -s"
 expect "vip add options" "$C vip add 192.0.2.10:80/tcp --check-p" "--check-path --check-port"
@@ -46,14 +49,16 @@ expect "--check values" "$C vip add 192.0.2.10:80/tcp --check " "http none tcp"
 expect "backend set options" "$C backend set 192.0.2.10:80/tcp 198.51.100.5 --" "--drain --help --undrain --weight"
 expect "stats options, -j before the object" "$C -j stats -" "--help --watch -w"
 touch "$TDIR/lb-saved.conf"
+expect "restore options" "$C restore --" "--allow-empty --dry-run --help --no-flush"
 expect "restore completes files" "$C restore --no-flush $TDIR/lb-s" "$TDIR/lb-saved.conf"
-# Every command maglevctl --help lists is completed.
+# Every command maglevctl --help lists is completed (lines that only continue
+# the arguments of the line above name none).
 miss=""
 while read -r obj verb; do
 	[[ " $(comp "$C ") " == *" $obj "* ]] || miss="$miss $obj"
 	[ -z "$verb" ] || [[ " $(comp "$C $obj ") " == *" $verb "* ]] || miss="$miss $obj-$verb"
 done < <("$C" --help | sed -n '/^Objects and commands:/,/^$/p' | sed '1d;$d' |
-	sed 's/^ *//; s/  .*//' | awk '{ print $1, ($2 ~ /^[a-z]+$/ ? $2 : "") }' | sort -u)
+	sed 's/^ *//; s/  .*//' | awk '$1 ~ /^[a-z]+$/ { print $1, ($2 ~ /^[a-z]+$/ ? $2 : "") }' | sort -u)
 [ -n "$miss" ] && diag "not completed:$miss"
 check "every command of maglevctl --help is completed" [ -z "$miss" ]
 

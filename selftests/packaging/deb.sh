@@ -49,7 +49,8 @@ for f in usr/sbin/maglevd usr/bin/maglevctl usr/lib/maglev-lb/maglev_decap.bpf.o
 	usr/lib/systemd/system/maglevd.service usr/share/man/man8/maglevd.8.gz \
 	usr/share/man/man8/maglevctl.8.gz usr/share/man/man5/maglevd.conf.5.gz \
 	usr/share/bash-completion/completions/maglevctl usr/share/doc/maglev-lb/copyright \
-	usr/share/doc/maglev-lb/examples/maglevd.conf.example; do
+	usr/share/doc/maglev-lb/examples/maglevd.conf.example \
+	usr/share/doc/maglev-lb/examples/bird.conf usr/share/doc/maglev-lb/examples/frr.conf; do
 	grep -qx "$f" "$T/files" || miss="$miss $f"
 done
 [ -n "$miss" ] && diag "missing:$miss"

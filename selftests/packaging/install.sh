@@ -29,7 +29,9 @@ expected="755 sbin/maglevd
 644 share/man/man5/maglevd.conf.5
 644 share/bash-completion/completions/maglevctl
 644 share/doc/maglev-lb/operations.md
-644 share/doc/maglev-lb/examples/maglevd.conf.example"
+644 share/doc/maglev-lb/examples/maglevd.conf.example
+644 share/doc/maglev-lb/examples/bird.conf
+644 share/doc/maglev-lb/examples/frr.conf"
 while read -r mode f; do
 	check "installed $f, mode $mode" [ -f "$P/$f" -a "$(stat -c %a "$P/$f" 2>/dev/null)" = "$mode" ]
 done <<<"$expected"
@@ -62,15 +64,15 @@ check "bash-completion loads the installed maglevctl completion" \
 
 # exec_paths UNIT: the programs the unit runs.
 exec_paths() { sed -n 's/^Exec[A-Za-z]*=\([^ ]*\).*/\1/p' "$1" | sort -u | tr '\n' ' '; }
-check "the unit runs the installed maglevd (PREFIX=/usr/local)" \
-	[ "$(exec_paths "$P/lib/systemd/system/maglevd.service")" = "/bin/kill /usr/local/sbin/maglevd " ]
+check "the unit runs the installed maglevd and maglevctl (PREFIX=/usr/local)" \
+	[ "$(exec_paths "$P/lib/systemd/system/maglevd.service")" = "/usr/local/bin/maglevctl /usr/local/sbin/maglevd " ]
 
 if mk install PREFIX=/usr DESTDIR="$T/deb" >"$T/log" 2>&1; then
 	U=$T/deb/usr/lib/systemd/system/maglevd.service
 	check "PREFIX=/usr: maglevd in /usr/sbin, maglevctl in /usr/bin" \
 		[ -x "$T/deb/usr/sbin/maglevd" -a -x "$T/deb/usr/bin/maglevctl" -a ! -e "$T/deb/usr/local" ]
-	check "PREFIX=/usr: the unit runs /usr/sbin/maglevd and names no /usr/local path" \
-		[ "$(exec_paths "$U")" = "/bin/kill /usr/sbin/maglevd " -a -z "$(grep -v "^#" "$U" | grep /usr/local)" ]
+	check "PREFIX=/usr: the unit runs /usr/sbin/maglevd, /usr/bin/maglevctl and names no /usr/local path" \
+		[ "$(exec_paths "$U")" = "/usr/bin/maglevctl /usr/sbin/maglevd " -a -z "$(grep -v "^#" "$U" | grep /usr/local)" ]
 else
 	sed 's/^/# /' "$T/log"
 	nok "make install PREFIX=/usr DESTDIR=..."

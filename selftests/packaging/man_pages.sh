@@ -42,9 +42,10 @@ for p in $PAGES; do
 	check "$p: groff -ww finds no warning" [ -z "$out" ]
 done
 
-# The commands of "maglevctl --help": the words before the arguments.
+# The commands of "maglevctl --help": the words before the arguments (a line
+# that only continues the arguments of the line above names no command).
 mapfile -t cmds < <("$CTL" --help | sed -n '/^Objects and commands:/,/^$/p' | sed '1d;$d' |
-	sed 's/^ *//; s/  .*//' | awk '{ c = ""; for (i = 1; i <= NF && $i ~ /^[a-z]+$/; i++) c = c (c ? " " : "") $i; print c }' |
+	sed 's/^ *//; s/  .*//' | awk '{ c = ""; for (i = 1; i <= NF && $i ~ /^[a-z]+$/; i++) c = c (c ? " " : "") $i; if (c != "") print c }' |
 	sort -u)
 is_there() { terms "$MAN/maglevctl.8" | grep -qE "^$1( |$)"; }
 check "every command of maglevctl --help has an entry in maglevctl(8)" \

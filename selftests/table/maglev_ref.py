@@ -1,6 +1,7 @@
 # Independent Python transcription of docs/maglev-table.md (SipHash-2-4, the
-# canonical backend encoding, quotas, population). It reproduces the values
-# pinned in table_test.c: python3 selftests/table/maglev_ref.py
+# canonical backend encoding, quotas, population; the ring and rendezvous
+# placements). It reproduces the values pinned in table_test.c and
+# placement_test.c: python3 selftests/table/maglev_ref.py
 import struct, ipaddress
 M64 = (1 << 64) - 1
 def rotl(x, b): return ((x << b) | (x >> (64 - b))) & M64
@@ -60,3 +61,53 @@ t = table(seed, bes, 251)
 print([t.count(i) for i in range(5)], fnv(t), hex(fnv(t)))
 print('first 16:', t[:16])
 print('h1/h2 192.0.2.10:80 default seed:', hex(siphash24(struct.pack('<QQ', *seed), b'maglevh1' + canon('192.0.2.10', 80))), hex(siphash24(struct.pack('<QQ', *seed), b'maglevh2' + canon('192.0.2.10', 80))))
+
+# Placements (issue 19), transcribed from docs/maglev-table.md.
+def id_hash(seed, tag, c, extra=()):
+    return siphash24(struct.pack('<QQ', *seed), tag + c + b''.join(struct.pack('<Q', x) for x in extra))
+def ring(seed, backends, m, V):
+    bes = sorted([(canon(a, p), i, w) for i, (a, p, w) in enumerate(backends) if w > 0])
+    pts = sorted((id_hash(seed, b'maglevrg', c, (i,)), pos) for pos, (c, _, w) in enumerate(bes) for i in range(V * w))
+    out = []
+    for s in range(m):
+        at = (s << 64) // m
+        nxt = next((p for p in pts if p[0] >= at), pts[0])
+        out.append(bes[nxt[1]][1])
+    return out
+def tdiv(a, b): return -((-a) // b) if a < 0 else a // b
+LG = []
+for i in range(256):
+    y, v = (256 + i) << 54, 0
+    for bit in range(1, 57):
+        y = (y * y) >> 62
+        if y >= 2 << 62: y >>= 1; v |= 1 << (56 - bit)
+    LG.append(v)
+RC = [(1 << 71) // (256 + i) for i in range(256)]
+def neg_log2_q56(x):
+    e = x.bit_length() - 1
+    y = x << (63 - e); i = (y >> 55) & 0xff
+    t = ((y * RC[i]) >> 63) - (1 << 63)
+    t2 = (t * t) >> 63; t3 = (t2 * t) >> 63; t4 = (t3 * t) >> 63; t5 = (t4 * t) >> 63
+    ln = t - tdiv(t2, 2) + tdiv(t3, 3) - tdiv(t4, 4) + tdiv(t5, 5)
+    l2 = (ln * 0x5c551d94ae0bf85e) >> (63 + 62 - 56)
+    l = ((e << 56) + LG[i] + l2) & M64
+    return (54 << 56) - l if l < (54 << 56) else 1
+def splitmix(z):
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
+    return z ^ (z >> 31)
+def rendezvous(seed, backends, m):
+    bes = sorted([(canon(a, p), i, w) for i, (a, p, w) in enumerate(backends) if w > 0])
+    keys = [id_hash(seed, b'maglevrz', c) for c, _, _ in bes]
+    out = []
+    for s in range(m):
+        best = None
+        for pos, (c, idx, w) in enumerate(bes):
+            l = neg_log2_q56((splitmix((keys[pos] + (s + 1) * 0x9e3779b97f4a7c15) & M64) >> 10) | 1)
+            if best is None or best[0] * w > l * best[1]: best = (l, w, idx)
+        out.append(best[2])
+    return out
+t = ring(seed, bes, 251, 4)
+print('ring V=4:', [t.count(i) for i in range(5)], hex(fnv(t)))
+t = rendezvous(seed, bes, 251)
+print('rendezvous:', [t.count(i) for i in range(5)], hex(fnv(t)))

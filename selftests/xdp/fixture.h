@@ -61,7 +61,11 @@ static inline void base_config(struct maglev_config *c)
 	c->src6_plen = SRC6_PLEN;
 }
 
-static inline struct maglev_dp *open_dp(struct __test_metadata *_metadata)
+/* A balancer with unpinned maps and the base config; o: NULL for the
+ * defaults (65,536 flows).
+ */
+static inline struct maglev_dp *open_dp_opts(struct __test_metadata *_metadata,
+					     const struct maglev_dp_opts *opts)
 {
 	struct maglev_dp_opts o = {.pin_dir = "", .conn_table_size = 1 << 16};
 	struct maglev_config cfg;
@@ -69,6 +73,8 @@ static inline struct maglev_dp *open_dp(struct __test_metadata *_metadata)
 	char err[256] = "";
 	int ret;
 
+	if (opts)
+		o = *opts;
 	ret = maglev_dp_open(&dp, &o, err, sizeof(err));
 	if (ret)
 		TH_LOG("maglev_dp_open: %s", err);
@@ -76,6 +82,11 @@ static inline struct maglev_dp *open_dp(struct __test_metadata *_metadata)
 	base_config(&cfg);
 	ASSERT_EQ(0, maglev_dp_set_config(dp, &cfg));
 	return dp;
+}
+
+static inline struct maglev_dp *open_dp(struct __test_metadata *_metadata)
+{
+	return open_dp_opts(_metadata, NULL);
 }
 
 static inline void vip_key(struct maglev_vip_key *k, const uint8_t *addr, int family, uint16_t port,

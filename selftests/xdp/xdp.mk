@@ -13,3 +13,10 @@ $(BUILD)/selftests/xdp/%: selftests/xdp/%.c $(XDP_TEST_HDRS) $(BUILD)/libmaglev.
 		$(BUILD)/maglev_decap.skel.h $(KSELFTEST_H)
 	@mkdir -p $(@D)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $< $(BUILD)/libmaglev.a -lbpf -lelf -lz -lpthread
+
+# Two CPUs racing on the connection table (through the benchmark wrapper):
+# not in the VM tests, whose emulated CPUs are too slow to race.
+XDP_RACE_BIN := $(BUILD)/selftests/xdp/xdp_conn_race_test
+ALL_TARGETS += $(XDP_RACE_BIN)
+TESTS += $(XDP_RACE_BIN)
+$(XDP_RACE_BIN): $(BUILD)/maglev_bench.skel.h

@@ -25,11 +25,16 @@ FIXTURE(conn)
 	struct flow f4, f6;
 };
 
+/* Closed connections' entries expire quickly here (closed_entry_expires). */
+#define TCP_CLOSED_NS (200 * 1000000ULL)
+
 FIXTURE_SETUP(conn)
 {
+	struct maglev_dp_opts o = {
+		.pin_dir = "", .conn_table_size = 1 << 16, .tcp_closed_ns = TCP_CLOSED_NS};
 	int i;
 
-	self->dp = open_dp(_metadata);
+	self->dp = open_dp_opts(_metadata, &o);
 	self->prog = maglev_dp_prog_fd(self->dp);
 	for (i = 1; i <= NBE; i++) {
 		if (i % 2)
@@ -56,7 +61,21 @@ static int sent_to(FIXTURE_DATA(conn) * self, const struct flow *f, uint8_t flag
 	return backend_sent_to(self->prog, f, flags, (const uint8_t(*)[16])self->be, NBE);
 }
 
+/* Backend idx up, draining (MAGLEV_BACKEND_F_DRAIN) or down (0). */
+static int backend_flags(struct maglev_dp *dp, uint32_t idx, uint8_t flags)
+{
+	struct maglev_backend b;
+	int ret = maglev_dp_backend_get(dp, idx, &b);
+
+	if (ret)
+		return ret;
+	b.flags = flags;
+	return maglev_dp_backend_set(dp, idx, &b);
+}
+
+#define FIN 0x01
 #define SYN 0x02
+#define RST 0x04
 #define ACK 0x10
 
 static void persistence_case(struct __test_metadata *_metadata, FIXTURE_DATA(conn) * self,
@@ -76,12 +95,14 @@ static void persistence_case(struct __test_metadata *_metadata, FIXTURE_DATA(con
 	ASSERT_EQ(3, sent_to(self, f, ACK)); /* established: keeps its backend */
 	ASSERT_EQ(3, sent_to(self, f, ACK));
 	g.sport++;
-	ASSERT_EQ(4, sent_to(self, &g, ACK)); /* a new flow follows the new table */
-	ASSERT_EQ(4, sent_to(self, f, SYN));  /* a SYN always takes the Maglev pick */
+	ASSERT_EQ(4, sent_to(self, &g, ACK));	   /* a new flow follows the new table */
+	ASSERT_EQ(3, sent_to(self, f, SYN));	   /* a SYN amid traffic: kept */
+	ASSERT_EQ(3, sent_to(self, f, FIN | ACK)); /* the client closes */
+	ASSERT_EQ(4, sent_to(self, f, SYN));	   /* a new connection: the pick */
 	ASSERT_EQ(4, sent_to(self, f, ACK));
 	ASSERT_EQ(0, maglev_dp_conn_lookup(self->dp, &k, &c));
 	ASSERT_EQ(4, c.backend_idx);
-	ASSERT_EQ(3, counter(self->dp, MAGLEV_CTR_CONN_HIT));
+	ASSERT_EQ(5, counter(self->dp, MAGLEV_CTR_CONN_HIT));
 }
 
 TEST_F(conn, persists_across_swap_v4)
@@ -96,21 +117,16 @@ TEST_F(conn, persists_across_swap_v6)
 
 TEST_F(conn, unusable_backend_repicked)
 {
-	struct maglev_backend b;
-
 	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
 	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
 	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
 
 	/* Draining: established flows stay. */
-	ASSERT_EQ(0, maglev_dp_backend_get(self->dp, 3, &b));
-	b.flags = MAGLEV_BACKEND_F_DRAIN;
-	ASSERT_EQ(0, maglev_dp_backend_set(self->dp, 3, &b));
+	ASSERT_EQ(0, backend_flags(self->dp, 3, MAGLEV_BACKEND_F_DRAIN));
 	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
 
 	/* Down: re-picked from the current table. */
-	b.flags = 0;
-	ASSERT_EQ(0, maglev_dp_backend_set(self->dp, 3, &b));
+	ASSERT_EQ(0, backend_flags(self->dp, 3, 0));
 	ASSERT_EQ(5, sent_to(self, &self->f4, ACK));
 	ASSERT_EQ(1, counter(self->dp, MAGLEV_CTR_CONN_REPICK));
 	ASSERT_EQ(5, sent_to(self, &self->f4, ACK));
@@ -130,6 +146,98 @@ TEST_F(conn, reused_backend_slot_repicked)
 	ASSERT_EQ(0, maglev_dp_backend_set(self->dp, 3, &b));
 	ASSERT_EQ(5, sent_to(self, &self->f6, ACK));
 	ASSERT_EQ(1, counter(self->dp, MAGLEV_CTR_CONN_REPICK));
+}
+
+/*
+ * A SYN for a connection that is sending (its entry used since written and
+ * recently, no FIN or RST from the client) keeps its backend after the pick
+ * changed: a spoofed SYN must not move or reset it (the backend answers it
+ * with a challenge ACK). Before, every SYN took the fresh pick.
+ */
+TEST_F(conn, syn_keeps_established_backend)
+{
+	struct maglev_flow_key k;
+	struct maglev_conn c;
+	uint64_t ins;
+
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
+	ASSERT_EQ(3, sent_to(self, &self->f6, ACK));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	ins = counter(self->dp, MAGLEV_CTR_CONN_INSERT);
+	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
+	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
+	ASSERT_EQ(3, sent_to(self, &self->f6, ACK));
+	ASSERT_EQ(ins, counter(self->dp, MAGLEV_CTR_CONN_INSERT));
+	flow_key(&k, &self->f6);
+	ASSERT_EQ(0, maglev_dp_conn_lookup(self->dp, &k, &c));
+	ASSERT_EQ(3, c.backend_idx);
+	/* Draining: still kept; down: re-picked, SYN or not. */
+	ASSERT_EQ(0, backend_flags(self->dp, 3, MAGLEV_BACKEND_F_DRAIN));
+	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
+	ASSERT_EQ(0, backend_flags(self->dp, 3, 0));
+	ASSERT_EQ(5, sent_to(self, &self->f6, SYN));
+}
+
+/* The two ways a client closes: FIN (with ACK) and RST. */
+static const uint8_t close_flags[2] = {FIN | ACK, RST};
+
+/* f established on backend 3 (SYN, ACK), then the table moved to 5. */
+static void established_then_swap(struct __test_metadata *_metadata, FIXTURE_DATA(conn) * self,
+				  const struct flow *f)
+{
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, f, SYN));
+	ASSERT_EQ(3, sent_to(self, f, ACK));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+}
+
+/* Which SYNs still take the pick: a retransmit (the flow has sent nothing
+ * else), and a SYN after the client's FIN or RST (a new connection on the
+ * tuple).
+ */
+TEST_F(conn, syn_after_close_or_retransmit_repicks)
+{
+	struct flow f = self->f4;
+	int i;
+
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &f, SYN));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	ASSERT_EQ(5, sent_to(self, &f, SYN)); /* retransmit: nothing else sent */
+	for (i = 0; i < 2; i++) {
+		f.sport = (uint16_t)(42000 + i);
+		established_then_swap(_metadata, self, &f);
+		ASSERT_EQ(3, sent_to(self, &f, close_flags[i]));
+		ASSERT_EQ(3, sent_to(self, &f, ACK)); /* closing: still its backend */
+		ASSERT_EQ(5, sent_to(self, &f, SYN));
+		ASSERT_EQ(5, sent_to(self, &f, ACK));
+		ASSERT_EQ(5, sent_to(self, &f, SYN)); /* the new one is not closing */
+	}
+}
+
+/*
+ * After the client's FIN or RST the entry keeps its backend for
+ * tcp_closed_ns (the last ACKs of the close), then expires: the next packet
+ * is a new flow. Before, closed connections' entries never ended.
+ */
+TEST_F(conn, closed_entry_expires)
+{
+	struct flow f = self->f4;
+	uint64_t exp;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		f.sport = (uint16_t)(43000 + i);
+		established_then_swap(_metadata, self, &f);
+		usleep(TCP_CLOSED_NS * 2 / 1000); /* an open connection does not expire */
+		ASSERT_EQ(3, sent_to(self, &f, close_flags[i]));
+		ASSERT_EQ(3, sent_to(self, &f, ACK));
+		exp = counter(self->dp, MAGLEV_CTR_CONN_EXPIRED);
+		usleep(TCP_CLOSED_NS * 2 / 1000);
+		ASSERT_EQ(5, sent_to(self, &f, ACK));
+		ASSERT_EQ(exp + 1, counter(self->dp, MAGLEV_CTR_CONN_EXPIRED));
+	}
 }
 
 /* The new-flow limit is per CPU: keep every packet of a test on one. */
@@ -589,49 +697,233 @@ TEST_F(conn, crowded_bucket_loses_one_flow_not_all)
 		ASSERT_EQ(held[i], conn_held(self->dp, &f[i]));
 }
 
+/* The connection table, mapped like the library maps it. */
+struct conn_view {
+	struct maglev_conn_bucket *m;
+	size_t bytes;
+	uint32_t buckets;
+};
+
+static int conn_view_open(struct maglev_dp *dp, struct conn_view *v)
+{
+	int fd = maglev_dp_map_fd(dp, "maglev_conns");
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	v->buckets = info.max_entries;
+	v->bytes = ((size_t)info.max_entries * sizeof(*v->m) + 4095) & ~(size_t)4095;
+	v->m = mmap(NULL, v->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return v->m == MAP_FAILED ? -1 : 0;
+}
+
+/* The slot holding f's key (check word or not), NULL if none. */
+static struct maglev_conn_slot *conn_view_slot(struct maglev_dp *dp, struct conn_view *v,
+					       const struct flow *f)
+{
+	uint32_t b = bucket_of(dp, f);
+	struct maglev_flow_key k;
+	int w;
+
+	if (b >= v->buckets)
+		return NULL;
+	flow_key(&k, f);
+	for (w = 0; w < MAGLEV_CONN_WAYS; w++)
+		if (v->m[b].tag[w] && maglev_conn_key_eq(&v->m[b].slot[w].key, &k))
+			return &v->m[b].slot[w];
+	return NULL;
+}
+
+/* Flows in f's bucket with f's key (1 normally; 2: it was recorded twice). */
+static int conn_view_copies(struct maglev_dp *dp, struct conn_view *v, const struct flow *f)
+{
+	uint32_t b = bucket_of(dp, f);
+	struct maglev_flow_key k;
+	int w, n = 0;
+
+	flow_key(&k, f);
+	for (w = 0; w < MAGLEV_CONN_WAYS && b < v->buckets; w++)
+		n += v->m[b].tag[w] && maglev_conn_key_eq(&v->m[b].slot[w].key, &k);
+	return n;
+}
+
+/*
+ * A full bucket gives a new flow the way of a closed connection whose time
+ * is up before any other, even one that sent nothing since: the closed one
+ * is dead, the others may not be. Before, closed entries were evicted like
+ * any other (here: the way the new flow's tag names, chosen not to be the
+ * closed one's).
+ */
+TEST_F(conn, closed_entry_evicted_first)
+{
+	struct flow f[MAGLEV_CONN_WAYS + 1];
+	struct maglev_conn_params p;
+	struct maglev_flow_key k;
+	struct conn_view v;
+	uint32_t zero = 0, bkt;
+	int i, victim, closed = -1;
+
+	ASSERT_EQ(0, conn_view_open(self->dp, &v));
+	ASSERT_EQ(0, same_bucket(self->dp, &self->f4, f, MAGLEV_CONN_WAYS + 1));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++) {
+		ASSERT_EQ(3, sent_to(self, &f[i], SYN));
+		ASSERT_EQ(3, sent_to(self, &f[i], ACK));
+	}
+	/* The way the old rule gives the new flow, and a flow in another. */
+	ASSERT_EQ(0, bpf_map_lookup_elem(maglev_dp_map_fd(self->dp, "maglev_connkey"), &zero, &p));
+	flow_key(&k, &f[MAGLEV_CONN_WAYS]);
+	victim = (int)(maglev_conn_tag(maglev_conn_hash(&k, p.seed)) & (MAGLEV_CONN_WAYS - 1));
+	bkt = bucket_of(self->dp, &f[0]);
+	for (i = 0; i < MAGLEV_CONN_WAYS && closed < 0; i++)
+		if (conn_view_slot(self->dp, &v, &f[i]) != &v.m[bkt].slot[victim])
+			closed = i;
+	ASSERT_LE(0, closed);
+	ASSERT_EQ(3, sent_to(self, &f[closed], FIN | ACK));
+	usleep(TCP_CLOSED_NS * 2 / 1000);
+	ASSERT_EQ(3, sent_to(self, &f[MAGLEV_CONN_WAYS], SYN));
+	for (i = 0; i <= MAGLEV_CONN_WAYS; i++)
+		ASSERT_EQ(i != closed, conn_held(self->dp, &f[i]));
+	munmap(v.m, v.bytes);
+}
+
 /*
  * A slot whose check word does not match its contents (what two CPUs
- * writing one way at the same instant could leave) is a miss: the flow is
- * re-picked from the current table, never sent to the torn value.
+ * writing one way at the same instant could leave, or what a CPU reads
+ * while another rewrites this flow's entry) is a miss: the flow goes to
+ * its Maglev pick, never to the torn value. And it is not written over:
+ * it may be another CPU's write of this very flow, half done.
  */
 TEST_F(conn, torn_slot_is_a_miss)
 {
-	int fd = maglev_dp_map_fd(self->dp, "maglev_conns");
-	struct maglev_conn_bucket *m;
+	struct maglev_conn_slot *s;
 	struct maglev_flow_key k;
 	struct maglev_conn c;
-	struct bpf_map_info info = {};
-	uint32_t len = sizeof(info), b;
-	size_t bytes;
-	int w, found = -1;
-	uint64_t miss;
+	struct conn_view v;
+	uint64_t miss, ins;
 
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &len));
+	ASSERT_EQ(0, conn_view_open(self->dp, &v));
 	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
 	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
 	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
-	bytes = (size_t)info.max_entries * sizeof(*m);
-	bytes = (bytes + 4095) & ~(size_t)4095;
-	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, m);
-	b = bucket_of(self->dp, &self->f6);
-	ASSERT_GT(info.max_entries, b);
-	flow_key(&k, &self->f6);
-	for (w = 0; w < MAGLEV_CONN_WAYS; w++)
-		if (m[b].tag[w] && maglev_conn_key_eq(&m[b].slot[w].key, &k))
-			found = w;
-	ASSERT_LE(0, found);
-	ASSERT_EQ(3, m[b].slot[found].conn.backend_idx);
+	s = conn_view_slot(self->dp, &v, &self->f6);
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(3, s->conn.backend_idx);
 	/* Another backend in the value, the check word left as it was. */
-	m[b].slot[found].conn.backend_idx = 7;
-	munmap(m, bytes);
+	s->conn.backend_idx = 7;
+	flow_key(&k, &self->f6);
 	ASSERT_EQ(-ENOENT, maglev_dp_conn_lookup(self->dp, &k, &c));
 	miss = counter(self->dp, MAGLEV_CTR_CONN_MISS);
+	ins = counter(self->dp, MAGLEV_CTR_CONN_INSERT);
 	ASSERT_EQ(5, sent_to(self, &self->f6, ACK));
-	ASSERT_EQ(miss + 1, counter(self->dp, MAGLEV_CTR_CONN_MISS));
-	ASSERT_EQ(0, maglev_dp_conn_lookup(self->dp, &k, &c));
-	ASSERT_EQ(5, c.backend_idx);
+	ASSERT_EQ(5, sent_to(self, &self->f6, SYN));
+	ASSERT_EQ(miss + 2, counter(self->dp, MAGLEV_CTR_CONN_MISS));
+	/* Neither packet wrote: the slot is as torn as it was, no copy. */
+	ASSERT_EQ(ins, counter(self->dp, MAGLEV_CTR_CONN_INSERT));
+	ASSERT_EQ(7, s->conn.backend_idx);
+	ASSERT_EQ(1, conn_view_copies(self->dp, &v, &self->f6));
+	munmap(v.m, v.bytes);
+}
+
+/*
+ * What a CPU reading an entry sees while another revalidates it after a
+ * VIP change: the VIP generation already rewritten, the rest not yet. It is
+ * still the flow's entry: the packet keeps its backend, nothing is written.
+ * (Before, vip_gen was in the check word and rewritten apart from it: the
+ * reader took the flow for new, sent it to a fresh pick and recorded it a
+ * second time.)
+ */
+TEST_F(conn, revalidation_seen_half_done_keeps_backend)
+{
+	struct maglev_conn_slot *s;
+	struct conn_view v;
+	uint32_t zero = 0, gen;
+	uint8_t other[16];
+	uint64_t ins;
+
+	ASSERT_EQ(0, conn_view_open(self->dp, &v));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	/* An unrelated VIP change; then the first store of a revalidation. */
+	v4addr(other, 203, 0, 113, 77);
+	ASSERT_EQ(0, add_vip(self->dp, other, P_AF4, 53, IPPROTO_UDP, 9, 0, 0));
+	ASSERT_EQ(0, bpf_map_lookup_elem(maglev_dp_map_fd(self->dp, "maglev_vipgen"), &zero, &gen));
+	s = conn_view_slot(self->dp, &v, &self->f4);
+	ASSERT_NE(NULL, s);
+	ASSERT_NE(gen, s->vip_gen);
+	s->vip_gen = gen;
+	ins = counter(self->dp, MAGLEV_CTR_CONN_INSERT);
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(ins, counter(self->dp, MAGLEV_CTR_CONN_INSERT));
+	ASSERT_EQ(1, conn_view_copies(self->dp, &v, &self->f4));
+	/* And the revalidation itself: the next VIP change. */
+	ASSERT_EQ(0, add_vip(self->dp, other, P_AF4, 54, IPPROTO_UDP, 9, 0, 0));
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(0, bpf_map_lookup_elem(maglev_dp_map_fd(self->dp, "maglev_vipgen"), &zero, &gen));
+	ASSERT_EQ(gen, s->vip_gen);
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(ins, counter(self->dp, MAGLEV_CTR_CONN_INSERT));
+	munmap(v.m, v.bytes);
+}
+
+/*
+ * A connection idle since the bucket's reference bits were last cleared
+ * (what its replacement does when all four ways were in use) is not
+ * protected: its SYN takes the pick, as any SYN did before.
+ */
+TEST_F(conn, syn_for_idle_entry_repicks)
+{
+	uint32_t bkt = bucket_of(self->dp, &self->f4);
+	struct maglev_conn_slot *s;
+	struct conn_view v;
+	int w;
+
+	ASSERT_EQ(0, conn_view_open(self->dp, &v));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	s = conn_view_slot(self->dp, &v, &self->f4);
+	ASSERT_NE(NULL, s);
+	w = (int)(s - v.m[bkt].slot);
+	ASSERT_EQ(MAGLEV_CONN_REF_USED, v.m[bkt].ref[w]);
+	v.m[bkt].ref[w] = MAGLEV_CONN_REF_SEEN;
+	ASSERT_EQ(5, sent_to(self, &self->f4, SYN));
+	munmap(v.m, v.bytes);
+}
+
+/*
+ * Another CPU refreshed a UDP entry with its clock reading, later than
+ * this CPU's (read just before): the flow was seen a moment ago, not 2^64
+ * ns ago. The entry stays; before, the unsigned difference wrapped and
+ * expired it, and the flow moved to the current table's pick.
+ */
+TEST_F(conn, udp_later_last_seen_is_not_idle)
+{
+	struct maglev_conn_slot *s;
+	struct conn_view v;
+	struct flow f = self->f4;
+	struct timespec ts;
+
+	f.proto = IPPROTO_UDP;
+	ASSERT_EQ(0, conn_view_open(self->dp, &v));
+	set_cfg(_metadata, self->dp, 300 * 1000000ULL, 0);
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &f, 0));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	s = conn_view_slot(self->dp, &v, &f);
+	ASSERT_NE(NULL, s);
+	/* bpf_ktime_get_coarse_ns() is CLOCK_MONOTONIC_COARSE: a few ticks
+	 * ahead, as a CPU that read the clock after ours could have stored.
+	 */
+	ASSERT_EQ(0, clock_gettime(CLOCK_MONOTONIC_COARSE, &ts));
+	s->conn.last_seen_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec + 20000000ULL;
+	ASSERT_EQ(3, sent_to(self, &f, 0));
+	ASSERT_EQ(3, sent_to(self, &f, 0));
+	ASSERT_EQ(0, counter(self->dp, MAGLEV_CTR_CONN_EXPIRED));
+	munmap(v.m, v.bytes);
 }
 
 /* maglev_dp_conn_flush forgets every flow and says how many there were. */

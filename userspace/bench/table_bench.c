@@ -2,7 +2,8 @@
 /*
  * Maglev table builder benchmark: build time (median), speed against the
  * paper's plain pseudocode measured in the same run, disruption when one
- * backend leaves or joins, and balance.
+ * backend leaves or joins, and balance; then every placement side by side
+ * (placement_bench.c).
  *
  * Usage: table_bench OUT.json
  *        table_bench --demo     (one example table and each backend's share)
@@ -17,6 +18,7 @@
 #include "maglev_table.h"
 #include "maglev_table_naive.h"
 #include "bench_clock.h"
+#include "placement_bench.h"
 
 #define M MAGLEV_M_DEFAULT
 
@@ -25,7 +27,7 @@ static const struct maglev_seed seed = {MAGLEV_DEFAULT_SEED_K0, MAGLEV_DEFAULT_S
 /* Backend i of a synthetic fleet: alternately IPv4 in 203.0.113.0/24 and
  * IPv6 in 2001:db8::/32, ports varied so thousands stay distinct.
  */
-static void fleet(struct maglev_backend_spec *be, size_t n, size_t first)
+void bench_fleet(struct maglev_backend_spec *be, size_t n, size_t first)
 {
 	size_t i;
 
@@ -93,7 +95,7 @@ static double bench_build(size_t n, int rounds, int fast_per_round, double *naiv
 		fprintf(stderr, "table_bench: out of memory\n");
 		exit(1);
 	}
-	fleet(be, n, 0);
+	bench_fleet(be, n, 0);
 	for (r = 0; r < rounds; r++) {
 		if (naive_ms)
 			tn[r] = timed(maglev_table_build_naive, be, n, b);
@@ -147,7 +149,7 @@ static void disruption(double *rm, double *add)
 		fprintf(stderr, "table_bench: out of memory\n");
 		exit(1);
 	}
-	fleet(all, DN + DCASES, 0);
+	bench_fleet(all, DN + DCASES, 0);
 	for (i = 0; i < DN + DCASES; i++)
 		id_all[i] = i;
 	build_or_die(all, DN, base);
@@ -186,7 +188,7 @@ static double balance(void)
 		fprintf(stderr, "table_bench: out of memory\n");
 		exit(1);
 	}
-	fleet(be, DN, 0);
+	bench_fleet(be, DN, 0);
 	build_or_die(be, DN, t);
 	for (j = 0; j < M; j++)
 		cnt[t[j]]++;
@@ -299,6 +301,7 @@ int main(int argc, char **argv)
 	json_object_object_add(o, "table_disruption_remove1_n100", json_object_new_double(rm));
 	json_object_object_add(o, "table_disruption_add1_n100", json_object_new_double(add));
 	json_object_object_add(o, "table_balance_max_over_min_n100", json_object_new_double(bal));
+	placement_bench(o);
 	if (json_object_to_file_ext(argv[1], o, JSON_C_TO_STRING_PLAIN)) {
 		fprintf(stderr, "table_bench: writing %s: %s\n", argv[1], strerror(errno));
 		json_object_put(o);

@@ -165,6 +165,8 @@ int maglev_dp_open(struct maglev_dp **dpp, const struct maglev_dp_opts *opts, ch
 			   strerror(errno));
 		goto out;
 	}
+	if (opts && opts->tcp_closed_ns)
+		dp->skel->rodata->maglev_tcp_closed_ns = opts->tcp_closed_ns;
 	if (dp->pin) {
 		ret = maglev_bpffs_ensure(dp->pin_dir, &dp->mounted_bpffs, err, errlen);
 		if (ret)

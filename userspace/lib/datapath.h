@@ -20,6 +20,7 @@ struct maglev_dp;
 struct maglev_dp_opts {
 	const char *pin_dir;	  /* NULL: MAGLEV_PIN_DIR; "" : do not pin (tests) */
 	uint32_t conn_table_size; /* 0: MAGLEV_CONN_TABLE_SIZE */
+	uint64_t tcp_closed_ns;	  /* after a client FIN/RST; 0: MAGLEV_TCP_CLOSED_NS_DEFAULT */
 };
 
 /* Load the balancer program. Maps already pinned in pin_dir are adopted

@@ -240,12 +240,7 @@ int maglev_table_build(const struct maglev_seed *seed, const struct maglev_backe
 	struct scratch sc;
 	int ret;
 
-	if (!out) {
-		if (err)
-			strcpy(err->msg, "output table must not be NULL");
-		return -EINVAL;
-	}
-	ret = maglev_plan_make(&p, seed, be, n, m, err);
+	ret = maglev_plan_make(&p, seed, be, n, m, out, err);
 	if (ret)
 		return ret;
 	/* Everything is allocated before out is written: no partial table. */

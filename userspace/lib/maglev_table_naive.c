@@ -20,12 +20,7 @@ int maglev_table_build_naive(const struct maglev_seed *seed, const struct maglev
 	uint32_t i, j, filled = 0;
 	int ret;
 
-	if (!out) {
-		if (err)
-			strcpy(err->msg, "output table must not be NULL");
-		return -EINVAL;
-	}
-	ret = maglev_plan_make(&p, seed, be, n, m, err);
+	ret = maglev_plan_make(&p, seed, be, n, m, out, err);
 	if (ret)
 		return ret;
 	permutation = malloc(sizeof(*permutation) * (size_t)p.n * m);

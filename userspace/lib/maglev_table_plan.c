@@ -105,6 +105,23 @@ static void canon_hash2(const struct maglev_seed *seed, const struct canon *c, u
 	*h2 = maglev_sip_final(&b, 32, 2, 4);
 }
 
+uint64_t maglev_id_hash(const struct maglev_seed *seed, uint64_t tag,
+			const struct maglev_backend_spec *b, const uint64_t *extra, int nextra)
+{
+	struct maglev_sip s;
+	struct canon c;
+	int i;
+
+	canon_of(b, &c);
+	maglev_sip_init(&s, seed);
+	maglev_sip_word(&s, tag, 2);
+	for (i = 0; i < 3; i++)
+		maglev_sip_word(&s, __builtin_bswap64(c.k[i]), 2);
+	for (i = 0; i < nextra; i++)
+		maglev_sip_word(&s, extra[i], 2);
+	return maglev_sip_final(&s, 32 + 8 * (uint64_t)nextra, 2, 4);
+}
+
 int maglev_backend_hash(const struct maglev_seed *seed, const struct maglev_backend_spec *b,
 			uint64_t *h1, uint64_t *h2)
 {
@@ -223,7 +240,7 @@ static int set_quotas(struct maglev_plan *p, const struct maglev_backend_spec *b
 
 int maglev_plan_make(struct maglev_plan *p, const struct maglev_seed *seed,
 		     const struct maglev_backend_spec *be, size_t n, uint32_t m,
-		     struct maglev_err *err)
+		     const uint32_t *out, struct maglev_err *err)
 {
 	char b1[64], b2[64];
 	uint64_t h1, h2;
@@ -233,6 +250,10 @@ int maglev_plan_make(struct maglev_plan *p, const struct maglev_seed *seed,
 	int ret;
 
 	memset(p, 0, sizeof(*p));
+	if (!out) {
+		set_err(err, "output table must not be NULL");
+		return -EINVAL;
+	}
 	if (!seed || (!be && n)) {
 		set_err(err, "seed and backend array must not be NULL");
 		return -EINVAL;
@@ -312,6 +333,29 @@ int maglev_plan_make(struct maglev_plan *p, const struct maglev_seed *seed,
 		maglev_plan_free(p);
 	}
 	return ret;
+}
+
+uint32_t maglev_plan_find(const struct maglev_plan *p, const struct maglev_backend_spec *be,
+			  const struct maglev_backend_spec *b)
+{
+	uint32_t lo = 0, hi = p->n, mid;
+	struct canon want, c;
+	int d;
+
+	if (canon_of(b, &want))
+		return UINT32_MAX;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		canon_of(&be[p->e[mid].idx], &c);
+		d = canon_cmp(&c, &want);
+		if (!d)
+			return mid;
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return UINT32_MAX;
 }
 
 void maglev_plan_free(struct maglev_plan *p)

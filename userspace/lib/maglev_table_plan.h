@@ -25,12 +25,29 @@ struct maglev_plan {
 	struct maglev_plan_entry *e;
 };
 
-/* Validate the input and compute the plan. Returns 0 or a negative errno
- * with err->msg set (err may be NULL); on error nothing is allocated.
+/* Validate the input (out, the caller's table, only for NULL) and compute
+ * the plan. Every builder starts here, so all answer bad input alike.
+ * Returns 0 or a negative errno with err->msg set (err may be NULL); on
+ * error nothing is allocated.
  */
 int maglev_plan_make(struct maglev_plan *p, const struct maglev_seed *seed,
 		     const struct maglev_backend_spec *be, size_t n, uint32_t m,
-		     struct maglev_err *err);
+		     const uint32_t *out, struct maglev_err *err);
 void maglev_plan_free(struct maglev_plan *p);
+
+/* The canonical position in p (made from be) of the backend with b's
+ * identity (family, address, port), or UINT32_MAX if p has none.
+ */
+uint32_t maglev_plan_find(const struct maglev_plan *p, const struct maglev_backend_spec *be,
+			  const struct maglev_backend_spec *b);
+
+/*
+ * SipHash-2-4 keyed with the seed over tag || canonical id || extra[0..nextra-1]
+ * (each extra word 8 bytes, little-endian): 32 + 8 * nextra bytes, every field
+ * fixed-width. The tag separates the uses (h1, h2, ring points, rendezvous
+ * keys), so no two of them share a message. b must have a valid family.
+ */
+uint64_t maglev_id_hash(const struct maglev_seed *seed, uint64_t tag,
+			const struct maglev_backend_spec *b, const uint64_t *extra, int nextra);
 
 #endif /* MAGLEV_TABLE_PLAN_H */

@@ -135,11 +135,19 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 		{"check-timeout", OPT_INT, "check_timeout_ms", false},
 		{"rise", OPT_INT, "check_rise", false},
 		{"fall", OPT_INT, "check_fall", false},
+		{"placement", OPT_STR, "placement", false},
+		{"vnodes", OPT_INT, "vnodes", false},
+		{NULL, 0, NULL, false},
+	};
+	static const struct opt_def vip_set_opts[] = {
+		{"placement", OPT_STR, "placement", false},
+		{"vnodes", OPT_INT, "vnodes", false},
 		{NULL, 0, NULL, false},
 	};
 	static const struct opt_def be_add_opts[] = {
 		{"weight", OPT_INT, "weight", false},
 		{"drain", OPT_FLAG, "drain", true},
+		{"start-down", OPT_FLAG, "start_down", true},
 		{NULL, 0, NULL, false},
 	};
 	static const struct opt_def be_set_opts[] = {
@@ -161,6 +169,18 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 					  e);
 		if (!strcmp(verb, "del"))
 			return parse_args("vip.del", argc - 1, argv + 1, none, vip_pos, 1, e);
+		if (!strcmp(verb, "set")) {
+			json_object *req = parse_args("vip.set", argc - 1, argv + 1, vip_set_opts,
+						      vip_pos, 1, e);
+			json_object *m;
+
+			if (req && !json_object_object_get_ex(req, "placement", &m) &&
+			    !json_object_object_get_ex(req, "vnodes", &m)) {
+				json_object_put(req);
+				return usage(e, "vip set: give --placement NAME or --vnodes N");
+			}
+			return req;
+		}
 	} else if (!strcmp(object, "backend")) {
 		if (!strcmp(verb, "add"))
 			return parse_args("backend.add", argc - 1, argv + 1, be_add_opts, be_pos, 2,

@@ -49,29 +49,31 @@ _maglevctl() {
 	-s | --socket) files=true ;;
 	--encap) cands="ipip gue" ;;
 	--check) cands="tcp http none" ;;
+	--placement) cands="maglev ring rendezvous" ;;
 	--gue-port | --check-port | --check-path | --check-status | --check-interval | \
-		--check-timeout | --rise | --fall | --weight) ;;
+		--check-timeout | --rise | --fall | --weight | --vnodes) ;;
 	*)
 		local obj=${args[0]:-} verb=${args[1]:-} n=${#args[@]}
 		if [[ $cur == -* ]]; then
 			case "$obj $verb" in
 			" ") cands="-j --json -s --socket -V --version -h --help" ;;
-			"vip add") cands="--encap --gue-port --port-any $checks --help" ;;
-			"backend add") cands="--weight --drain --help" ;;
+			"vip add") cands="--encap --gue-port --port-any --placement --vnodes $checks --help" ;;
+			"vip set") cands="--placement --vnodes --help" ;;
+			"backend add") cands="--weight --drain --start-down --help" ;;
 			"backend set") cands="--weight --drain --undrain --help" ;;
 			stats*) cands="-w --watch --help" ;;
 			table*) cands="--dump --help" ;;
-			restore*) cands="--no-flush --help" ;;
+			restore*) cands="--no-flush --dry-run --allow-empty --help" ;;
 			*) cands="--help" ;;
 			esac
 		elif ((n == 0)); then
-			cands="vip backend stats health table lookup save restore status help"
+			cands="vip backend stats health table lookup save restore status reload announce help"
 		else
 			case "$obj" in
 			vip)
 				if ((n == 1)); then
-					cands="add del list show"
-				elif ((n == 2)) && [[ $verb == del || $verb == show ]]; then
+					cands="add del set list show"
+				elif ((n == 2)) && [[ $verb == del || $verb == set || $verb == show ]]; then
 					cands=$(_maglevctl_query vip list vip)
 				fi
 				;;
@@ -88,6 +90,7 @@ _maglevctl() {
 				((n == 1)) && cands=$(_maglevctl_query vip list vip)
 				;;
 			restore) files=true ;;
+			announce) ((n == 1)) && cands="on off" ;;
 			esac
 		fi
 		;;

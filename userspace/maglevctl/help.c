@@ -10,10 +10,12 @@ void help_main(FILE *f)
 	      "\n"
 	      "Objects and commands:\n"
 	      "  vip add VIP [--encap ipip|gue] [--gue-port N] [--port-any] [CHECK OPTIONS]\n"
+	      "          [--placement maglev|ring|rendezvous] [--vnodes N]\n"
+	      "  vip set VIP [--placement maglev|ring|rendezvous] [--vnodes N]\n"
 	      "  vip del VIP\n"
 	      "  vip list\n"
 	      "  vip show VIP\n"
-	      "  backend add VIP BACKEND [--weight N] [--drain]\n"
+	      "  backend add VIP BACKEND [--weight N] [--drain] [--start-down]\n"
 	      "  backend del VIP BACKEND\n"
 	      "  backend set VIP BACKEND [--weight N] [--drain | --undrain]\n"
 	      "  backend list [VIP]\n"
@@ -22,8 +24,11 @@ void help_main(FILE *f)
 	      "  table VIP [--dump]      slots and share per backend in the live table\n"
 	      "  lookup VIP SRC:SPORT    which backend a client's flow goes to, and why\n"
 	      "  save                    print the configuration as maglevctl commands\n"
-	      "  restore [--no-flush] [FILE]  apply a saved configuration, all or nothing\n"
+	      "  restore [--no-flush] [--dry-run] [--allow-empty] [FILE]  apply a save, all or "
+	      "nothing\n"
 	      "  status                  daemon version and status\n"
+	      "  reload                  re-read maglevd's config file; exit 1 if refused\n"
+	      "  announce [on|off]       announced VIPs and why; off: maintenance (all out)\n"
 	      "\n"
 	      "VIP:     192.0.2.10:80/tcp  [2001:db8::10]:443/tcp  192.0.2.10:53/udp\n"
 	      "         192.0.2.10:*/tcp (all ports; also --port-any)\n"
@@ -49,13 +54,25 @@ static const struct {
 	 "                         [--check tcp|http|none] [--check-port N] [--check-path PATH]\n"
 	 "                         [--check-status N] [--check-interval MS] [--check-timeout MS]\n"
 	 "                         [--rise N] [--fall N]\n"
+	 "                         [--placement maglev|ring|rendezvous] [--vnodes N]\n"
 	 "Add a virtual service. VIP is ADDR:PORT/PROTO (PROTO tcp or udp, PORT 1..65535,\n"
 	 "IPv6 in brackets). --port-any makes it match every port of the address; a port\n"
 	 "given with it is where health checks go. Packets go to backends in IPIP\n"
 	 "(default) or GUE (--encap gue, UDP port --gue-port, default 6080).\n"
 	 "Health checks default to the config file's settings; the options override them\n"
-	 "for this VIP. Example:\n"
+	 "for this VIP. --placement chooses how the lookup table is filled (see vip set).\n"
+	 "Example:\n"
 	 "  maglevctl vip add 192.0.2.10:80/tcp --check http --check-path /healthz\n"},
+	{"vip", "set",
+	 "Usage: maglevctl vip set VIP [--placement maglev|ring|rendezvous] [--vnodes N]\n"
+	 "Change how the VIP's lookup table is filled; the table is rebuilt and swapped\n"
+	 "in one step. maglev (default): Maglev permutations, every backend within one\n"
+	 "slot of its share. ring: consistent-hash ring with N points per unit of weight\n"
+	 "(--vnodes 1..10000, default 256). rendezvous: highest random weight, exact\n"
+	 "weights in expectation. ring and rendezvous move only the slots of a removed\n"
+	 "backend; maglev balances best. Same cost per packet for all three. See\n"
+	 "docs/maglev-table.md. Example:\n"
+	 "  maglevctl vip set 192.0.2.10:80/tcp --placement ring --vnodes 1000\n"},
 	{"vip", "del", "Usage: maglevctl vip del VIP\nDelete a VIP and all its backends.\n"},
 	{"vip", "list",
 	 "Usage: maglevctl vip list\nList VIPs with backend counts and table generation.\n"},
@@ -63,10 +80,12 @@ static const struct {
 	 "Usage: maglevctl vip show VIP\nShow a VIP's settings and backends (with the flags the "
 	 "live datapath holds).\n"},
 	{"backend", "add",
-	 "Usage: maglevctl backend add VIP BACKEND [--weight N] [--drain]\n"
+	 "Usage: maglevctl backend add VIP BACKEND [--weight N] [--drain] [--start-down]\n"
 	 "Add a backend (an address; it answers on the VIP's port) to a VIP. Weight\n"
 	 "0..65535, default 1; weight 0 takes no new flows. The table is rebuilt and\n"
-	 "swapped in one step. Example:\n"
+	 "swapped in one step. A new backend is up at once; with --start-down it is\n"
+	 "down and takes traffic only after its first passing health check (at once\n"
+	 "with --check none). Example:\n"
 	 "  maglevctl backend add 192.0.2.10:80/tcp 198.51.100.5 --weight 3\n"},
 	{"backend", "del",
 	 "Usage: maglevctl backend del VIP BACKEND\n"
@@ -86,8 +105,10 @@ static const struct {
 	 "second, and the datapath's packet counters by reason. -w refreshes every second\n"
 	 "until interrupted.\n"},
 	{"health", NULL,
-	 "Usage: maglevctl health [VIP]\nHealth-check state of every backend: check, last result, "
-	 "streaks, last error.\n"},
+	 "Usage: maglevctl health [VIP]\n"
+	 "Health-check state of every backend: check, last result, streaks, unknown checks,\n"
+	 "last error. A check maglevd could not make (no socket, no encapsulation) is\n"
+	 "unknown: it changes neither the streaks nor the state.\n"},
 	{"table", NULL,
 	 "Usage: maglevctl table VIP [--dump]\nSlots and share of the live lookup table per "
 	 "backend "
@@ -103,14 +124,36 @@ static const struct {
 	 "Usage: maglevctl save\nPrint the configuration (VIPs, backends, weights, drain) as "
 	 "maglevctl commands.\n"},
 	{"restore", NULL,
-	 "Usage: maglevctl restore [--no-flush] [FILE]\n"
+	 "Usage: maglevctl restore [--no-flush] [--dry-run] [--allow-empty] [FILE]\n"
 	 "Apply a file written by save (default: stdin). The whole file is one atomic\n"
 	 "request: either every line is applied or nothing is. Without --no-flush the\n"
-	 "file replaces the running configuration; with it, it is added to it.\n"},
+	 "file replaces the running configuration; with it, it is added to it.\n"
+	 "  --dry-run      apply nothing: the daemon checks the whole file, and the\n"
+	 "                 changes are printed as a diff of save lines ('-' removed,\n"
+	 "                 '+' added; a changed backend shows as both)\n"
+	 "  --allow-empty  restore a file without any vip or backend line, deleting\n"
+	 "                 every VIP (refused otherwise: the file may be empty or cut\n"
+	 "                 short)\n"
+	 "A file written by save ends with a '# end of maglevctl save' line; one that\n"
+	 "starts like a save but lacks it was cut short and is refused.\n"},
 	{"status", NULL,
 	 "Usage: maglevctl status\nDaemon version, PID, uptime, interfaces, XDP mode, counts;\n"
 	 "per interface the XDP mode and next-hop MAC, a warning while the public\n"
-	 "default seed is in use, the slow-path module, the last reload's result.\n"},
+	 "default seed is in use, the slow-path module, health checks that could not\n"
+	 "be made (unknown), reloads and the last one's time and result (why it\n"
+	 "failed), and each VIP's announce state.\n"},
+	{"reload", NULL,
+	 "Usage: maglevctl reload\n"
+	 "Have maglevd re-read its configuration file (as SIGHUP does) and wait for the\n"
+	 "result: exit 0 when applied, 1 with the reason on stderr when refused (the\n"
+	 "running configuration then stays) or when it failed part-way. systemctl reload\n"
+	 "maglevd runs this (docs/maglevd.service).\n"},
+	{"announce", NULL,
+	 "Usage: maglevctl announce [on|off]\n"
+	 "Without an argument: whether each VIP is announced (its route in the config's\n"
+	 "announce_table, which the routing daemon exports) and why. off: maintenance,\n"
+	 "every VIP of this balancer is withdrawn while it goes on forwarding what still\n"
+	 "arrives; it lasts across restarts until announce on. Needs announce_table.\n"},
 };
 
 bool help_topic(FILE *f, const char *object, const char *verb)

@@ -60,6 +60,8 @@ void print_health(const struct ctl_opts *o, json_object *resp);
 void print_table(const struct ctl_opts *o, json_object *resp);
 void print_lookup(const struct ctl_opts *o, json_object *resp);
 void print_status(const struct ctl_opts *o, json_object *resp);
+void print_reload(const struct ctl_opts *o, json_object *resp);
+void print_announce(const struct ctl_opts *o, json_object *resp);
 
 /* save / restore (saverestore.c). */
 int cmd_save(const struct ctl_opts *o, int argc, char **argv);

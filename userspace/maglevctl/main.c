@@ -286,6 +286,17 @@ static int dispatch(const struct ctl_opts *o, int argc, char **argv)
 		return query(o, object, "lookup", argc - 1, argv + 1, 2, lookup_n, 2, print_lookup);
 	if (!strcmp(object, "status"))
 		return query(o, object, "status", argc - 1, argv + 1, 0, vip_n, 0, print_status);
+	if (!strcmp(object, "reload"))
+		return query(o, object, "reload", argc - 1, argv + 1, 0, vip_n, 0, print_reload);
+	if (!strcmp(object, "announce")) {
+		static const char *const state_n[] = {"state"};
+
+		if (argc > 1 && strcmp(argv[1], "on") && strcmp(argv[1], "off") &&
+		    !is_help(argv[1]))
+			return usage_error("announce: want on or off", object, NULL);
+		return query(o, object, "announce", argc - 1, argv + 1, 0, state_n, 1,
+			     print_announce);
+	}
 	if (!strcmp(object, "save"))
 		return cmd_save(o, argc - 1, argv + 1);
 	if (!strcmp(object, "restore"))

@@ -113,6 +113,9 @@ void print_vip_show(const struct ctl_opts *o, json_object *resp)
 	       s_or(v, "encap", "?"));
 	if (jint(v, "gue_port"))
 		printf(" gue-port %" PRId64, jint(v, "gue_port"));
+	printf(" placement %s", s_or(v, "placement", "?"));
+	if (jint(v, "vnodes"))
+		printf(" vnodes %" PRId64, jint(v, "vnodes"));
 	printf("\n  check %s", c);
 	if (strcmp(c, "none"))
 		printf(" interval %" PRId64 "ms timeout %" PRId64 "ms rise %" PRId64
@@ -211,8 +214,8 @@ void print_health(const struct ctl_opts *o, json_object *resp)
 	json_object *arr;
 	size_t i, n = arr_len(resp, "backends", &arr);
 
-	printf("%-28s %-40s %-8s %-10s %-6s %4s %4s  %s\n", "VIP", "BACKEND", "STATE", "CHECK",
-	       "LAST", "OK", "FAIL", "ERROR");
+	printf("%-28s %-40s %-8s %-10s %-7s %4s %4s %7s  %s\n", "VIP", "BACKEND", "STATE", "CHECK",
+	       "LAST", "OK", "FAIL", "UNKNOWN", "ERROR");
 	for (i = 0; i < n; i++) {
 		json_object *b = json_object_array_get_idx(arr, i);
 		char chk[32];
@@ -222,10 +225,10 @@ void print_health(const struct ctl_opts *o, json_object *resp)
 				 jint(b, "port"));
 		else
 			snprintf(chk, sizeof(chk), "%s", s_or(b, "check", "?"));
-		printf("%-28s %-40s %-8s %-10s %-6s %4" PRId64 " %4" PRId64 "  %s\n",
+		printf("%-28s %-40s %-8s %-10s %-7s %4" PRId64 " %4" PRId64 " %7" PRId64 "  %s\n",
 		       s_or(b, "vip", "?"), s_or(b, "backend", "?"), s_or(b, "state", "?"), chk,
 		       s_or(b, "last_result", "-"), jint(b, "ok_streak"), jint(b, "fail_streak"),
-		       s_or(b, "last_error", ""));
+		       jint(b, "checks_unknown"), s_or(b, "last_error", ""));
 	}
 }
 
@@ -234,8 +237,9 @@ void print_table(const struct ctl_opts *o, json_object *resp)
 	json_object *arr;
 	size_t i, n = arr_len(resp, "backends", &arr);
 
-	printf("table of %s: %" PRId64 " slots, generation %" PRId64 "\n", s_or(resp, "vip", "?"),
-	       jint(resp, "size"), jint(resp, "table_gen"));
+	printf("table of %s: %" PRId64 " slots, generation %" PRId64 ", placement %s, digest %s\n",
+	       s_or(resp, "vip", "?"), jint(resp, "size"), jint(resp, "table_gen"),
+	       s_or(resp, "placement", "?"), s_or(resp, "digest", "?"));
 	printf("%-40s %6s %-8s %8s %8s\n", "BACKEND", "WEIGHT", "STATE", "SLOTS", "SHARE");
 	for (i = 0; i < n; i++) {
 		json_object *b = json_object_array_get_idx(arr, i);
@@ -305,6 +309,8 @@ static void print_status_detail(json_object *resp)
 		printf("WARNING: the public default seed is in use: anyone can predict the "
 		       "backend of a flow; set a secret seed in maglevd.conf\n");
 	printf("slow-path module: %s\n", s_or(resp, "slowpath", "?"));
+	printf("reloads %" PRId64 " ok, %" PRId64 " failed\n", jint(resp, "reloads"),
+	       jint(resp, "reload_failures"));
 	json_object_object_get_ex(resp, "last_reload", &rl);
 	if (!jstr(rl, "time"))
 		printf("last reload: none\n");
@@ -312,6 +318,31 @@ static void print_status_detail(json_object *resp)
 		printf("last reload: %s, ok\n", jstr(rl, "time"));
 	else
 		printf("last reload: %s, FAILED: %s\n", jstr(rl, "time"), s_or(rl, "error", "?"));
+}
+
+/* The "announce" member of status and announce answers. */
+void print_announce(const struct ctl_opts *o, json_object *resp)
+{
+	json_object *a, *arr;
+	size_t i, n;
+
+	if (!json_object_object_get_ex(resp, "announce", &a) || !jbool(a, "enabled")) {
+		printf("announce: off (no announce_table in the config)\n");
+		return;
+	}
+	n = arr_len(a, "routes", &arr);
+	printf("announce: %s, table %" PRId64 " protocol %" PRId64 ", %zu route%s\n",
+	       jbool(a, "stopping")	 ? "stopping"
+	       : jbool(a, "maintenance") ? "off (maintenance)"
+					 : "on",
+	       jint(a, "table"), jint(a, "protocol"), n, n == 1 ? "" : "s");
+	n = arr_len(a, "vips", &arr);
+	for (i = 0; i < n; i++) {
+		json_object *v = json_object_array_get_idx(arr, i);
+
+		printf("  %-30s %-9s %s\n", s_or(v, "vip", "?"),
+		       jbool(v, "announced") ? "announced" : "withdrawn", s_or(v, "detail", ""));
+	}
 }
 
 void print_status(const struct ctl_opts *o, json_object *resp)
@@ -329,4 +360,12 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 	printf("%s\npin dir %s, state file %s\n", n ? "" : " none", s_or(resp, "pin_dir", "?"),
 	       s_or(resp, "state_file", "?"));
 	print_status_detail(resp);
+	printf("health checks that could not be made (unknown, no verdict): %" PRId64 "\n",
+	       jint(resp, "health_checks_unknown"));
+	print_announce(o, resp);
+}
+
+void print_reload(const struct ctl_opts *o, json_object *resp)
+{
+	printf("configuration reloaded from %s\n", s_or(resp, "config", "?"));
 }

@@ -18,8 +18,15 @@
 
 #define RESTORE_MAX_ARGS  32
 #define RESTORE_MAX_LINES 200000
+/* A save starts with SAVE_HEADER and ends with SAVE_END: restore refuses
+ * such a file without its end line (cut short; lines added after the end
+ * line are the operator's own). Saves of older versions ("# maglevctl
+ * save, ...") have no end line and are not checked.
+ */
+#define SAVE_HEADER "# maglevctl save v2"
+#define SAVE_END    "# end of maglevctl save"
 
-static void print_check(json_object *chk)
+static void print_check(FILE *f, json_object *chk)
 {
 	static const struct {
 		const char *key, *opt;
@@ -35,19 +42,57 @@ static void print_check(json_object *chk)
 	if (!chk)
 		return;
 	if (jstr(chk, "type"))
-		printf(" --check %s", jstr(chk, "type"));
+		fprintf(f, " --check %s", jstr(chk, "type"));
 	if (jstr(chk, "path"))
-		printf(" --check-path %s", jstr(chk, "path"));
+		fprintf(f, " --check-path %s", jstr(chk, "path"));
 	for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
 		if (json_object_object_get_ex(chk, ints[i].key, &m))
-			printf(" %s %" PRId64, ints[i].opt, json_object_get_int64(m));
+			fprintf(f, " %s %" PRId64, ints[i].opt, json_object_get_int64(m));
+}
+
+/* The save lines of a "dump" answer's VIPs ("vip add", then its "backend
+ * add"s). Returns the number of VIPs, and of backends in *nbe.
+ */
+static size_t print_vips(FILE *f, json_object *resp, size_t *nbe)
+{
+	json_object *vips = NULL;
+	size_t i, j, n;
+
+	*nbe = 0;
+	json_object_object_get_ex(resp, "vips", &vips);
+	n = vips ? json_object_array_length(vips) : 0;
+	for (i = 0; i < n; i++) {
+		json_object *v = json_object_array_get_idx(vips, i), *chk = NULL, *bes = NULL;
+		const char *name = jstr(v, "vip");
+
+		fprintf(f, "vip add %s", name);
+		if (!strcmp(jstr(v, "encap") ? jstr(v, "encap") : "", "gue"))
+			fprintf(f, " --encap gue --gue-port %" PRId64, jint(v, "gue_port"));
+		if (jstr(v, "placement") && strcmp(jstr(v, "placement"), "maglev"))
+			fprintf(f, " --placement %s", jstr(v, "placement"));
+		if (jint(v, "vnodes"))
+			fprintf(f, " --vnodes %" PRId64, jint(v, "vnodes"));
+		json_object_object_get_ex(v, "check", &chk);
+		print_check(f, chk);
+		fprintf(f, "\n");
+		json_object_object_get_ex(v, "backends", &bes);
+		for (j = 0; bes && j < json_object_array_length(bes); j++) {
+			json_object *b = json_object_array_get_idx(bes, j);
+
+			fprintf(f, "backend add %s %s --weight %" PRId64 "%s\n", name,
+				jstr(b, "addr"), jint(b, "weight"),
+				jbool(b, "drain") ? " --drain" : "");
+			(*nbe)++;
+		}
+	}
+	return n;
 }
 
 int cmd_save(const struct ctl_opts *o, int argc, char **argv)
 {
-	json_object *req, *resp, *vips;
+	json_object *req, *resp;
 	time_t now = time(NULL);
-	size_t i, j, n;
+	size_t nvips, nbe;
 	char when[64];
 	int rc;
 
@@ -73,27 +118,9 @@ int cmd_save(const struct ctl_opts *o, int argc, char **argv)
 		return EXIT_OK;
 	}
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-	printf("# maglevctl save, %s\n# replay with: maglevctl restore FILE\n", when);
-	json_object_object_get_ex(resp, "vips", &vips);
-	n = vips ? json_object_array_length(vips) : 0;
-	for (i = 0; i < n; i++) {
-		json_object *v = json_object_array_get_idx(vips, i), *chk = NULL, *bes = NULL;
-		const char *name = jstr(v, "vip");
-
-		printf("vip add %s", name);
-		if (!strcmp(jstr(v, "encap") ? jstr(v, "encap") : "", "gue"))
-			printf(" --encap gue --gue-port %" PRId64, jint(v, "gue_port"));
-		json_object_object_get_ex(v, "check", &chk);
-		print_check(chk);
-		printf("\n");
-		json_object_object_get_ex(v, "backends", &bes);
-		for (j = 0; bes && j < json_object_array_length(bes); j++) {
-			json_object *b = json_object_array_get_idx(bes, j);
-
-			printf("backend add %s %s --weight %" PRId64 "%s\n", name, jstr(b, "addr"),
-			       jint(b, "weight"), jbool(b, "drain") ? " --drain" : "");
-		}
-	}
+	printf(SAVE_HEADER ", %s\n# replay with: maglevctl restore FILE\n", when);
+	nvips = print_vips(stdout, resp, &nbe);
+	printf(SAVE_END " (%zu VIPs, %zu backends)\n", nvips, nbe);
 	json_object_put(resp);
 	return EXIT_OK;
 }
@@ -134,12 +161,121 @@ static int split(char *line, char **argv, int max)
 	}
 }
 
+/* The save lines of a "dump" answer, in a buffer *buf cut into *n lines. */
+static char **save_lines(json_object *resp, char **buf, size_t *n)
+{
+	size_t len = 0, cap = 0, nbe;
+	char **v = NULL, *p, *nl;
+	FILE *f = open_memstream(buf, &len);
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	print_vips(f, resp, &nbe);
+	fclose(f);
+	for (p = *buf; (nl = strchr(p, '\n')); p = nl + 1) {
+		if (*n == cap) {
+			char **nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		*nl = '\0';
+		v[(*n)++] = p;
+	}
+	return v;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of a (in order) that b (sorted) lacks: printed with sign, or
+ * added to arr with -j. Returns how many.
+ */
+static size_t lines_missing(char **a, size_t na, char **b_sorted, size_t nb, char sign,
+			    json_object *arr)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < na; i++) {
+		if (nb && bsearch(&a[i], b_sorted, nb, sizeof(*b_sorted), cmp_line))
+			continue;
+		if (arr)
+			json_object_array_add(arr, json_object_new_string(a[i]));
+		else
+			printf("%c%s\n", sign, a[i]);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * restore --dry-run: the difference between the running configuration (cur)
+ * and the one the restore would give (next), as save lines: '-' those it
+ * would remove, '+' those it would add.
+ */
+static int print_diff(const struct ctl_opts *o, const char *path, json_object *cur,
+		      json_object *next)
+{
+	char *bc = NULL, *bn = NULL, **lc, **ln, **sc, **sn;
+	size_t nc, nn, removed, added;
+	json_object *rm = NULL, *add = NULL;
+	int rc = EXIT_OK;
+
+	lc = save_lines(cur, &bc, &nc);
+	ln = save_lines(next, &bn, &nn);
+	sc = malloc((nc + 1) * sizeof(*sc));
+	sn = malloc((nn + 1) * sizeof(*sn));
+	if ((nc && !lc) || (nn && !ln) || !sc || !sn) {
+		report_error(o, "out of memory");
+		rc = EXIT_REJECTED;
+		goto out;
+	}
+	memcpy(sc, lc, nc * sizeof(*sc));
+	memcpy(sn, ln, nn * sizeof(*sn));
+	qsort(sc, nc, sizeof(*sc), cmp_line);
+	qsort(sn, nn, sizeof(*sn), cmp_line);
+	if (o->json) {
+		rm = json_object_new_array();
+		add = json_object_new_array();
+	} else {
+		printf("--- running\n+++ %s\n", path);
+	}
+	removed = lines_missing(lc, nc, sn, nn, '-', rm);
+	added = lines_missing(ln, nn, sc, nc, '+', add);
+	if (o->json) {
+		json_object *r = json_object_new_object();
+
+		json_object_object_add(r, "ok", json_object_new_boolean(1));
+		json_object_object_add(r, "dry_run", json_object_new_boolean(1));
+		json_object_object_add(r, "removed", rm);
+		json_object_object_add(r, "added", add);
+		printf("%s\n",
+		       json_object_to_json_string_ext(r, JSON_C_TO_STRING_PRETTY |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(r);
+	}
+	fprintf(stderr, "maglevctl: dry run: %zu lines removed, %zu added; nothing applied\n",
+		removed, added);
+out:
+	free(lc);
+	free(ln);
+	free(sc);
+	free(sn);
+	free(bc);
+	free(bn);
+	return rc;
+}
+
 int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 {
-	json_object *batch, *list = NULL, *req, *resp;
+	json_object *batch, *list = NULL, *req, *resp, *cur = NULL;
 	const char *path = NULL;
 	int *lines = NULL, nlines = 0;
-	bool flush = true;
+	bool flush = true, dry_run = false, allow_empty = false, is_save = false, ended = false;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -152,6 +288,10 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 			return EXIT_OK;
 		} else if (!strcmp(argv[i], "--no-flush")) {
 			flush = false;
+		} else if (!strcmp(argv[i], "--dry-run")) {
+			dry_run = true;
+		} else if (!strcmp(argv[i], "--allow-empty")) {
+			allow_empty = true;
 		} else if (!path && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) {
 			path = argv[i];
 		} else {
@@ -192,6 +332,10 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 			rc = restore_fail(o, "%s:%d: holds a NUL byte", path, lineno);
 			goto out;
 		}
+		if (lineno == 1 && !strncmp(line, SAVE_HEADER, strlen(SAVE_HEADER)))
+			is_save = true;
+		if (!strncmp(line, SAVE_END, strlen(SAVE_END)))
+			ended = true;
 		n = split(line, words, RESTORE_MAX_ARGS);
 		if (n == 0)
 			continue;
@@ -217,9 +361,47 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 		rc = restore_fail(o, "reading %s: %s", path, strerror(errno));
 		goto out;
 	}
+	/* An empty or truncated file would flush everything: only on request. */
+	if (flush && nlines == 1 && !allow_empty) {
+		if (!dry_run) {
+			rc = restore_fail(o,
+					  "%s holds no vip or backend line: restoring it would "
+					  "delete every VIP (is it empty, or cut short?); give "
+					  "--allow-empty to do that",
+					  path);
+			goto out;
+		}
+		fprintf(stderr,
+			"maglevctl: %s holds no vip or backend line: restore refuses it "
+			"without --allow-empty\n",
+			path);
+	}
+	if (is_save && !ended) {
+		if (!dry_run) {
+			rc = restore_fail(o,
+					  "%s: a save without its last line ('" SAVE_END
+					  " ...'): cut short? Nothing applied; if the file is "
+					  "complete, end it with that line",
+					  path);
+			goto out;
+		}
+		fprintf(stderr,
+			"maglevctl: %s: a save without its last line ('" SAVE_END
+			" ...'): restore refuses it\n",
+			path);
+	}
+	if (dry_run) {
+		req = json_object_new_object();
+		json_object_object_add(req, "cmd", json_object_new_string("dump"));
+		cur = call(o, req, &rc);
+		if (!cur)
+			goto out;
+	}
 	batch = json_object_new_object();
 	json_object_object_add(batch, "cmd", json_object_new_string("batch"));
 	json_object_object_add(batch, "requests", json_object_get(list));
+	if (dry_run)
+		json_object_object_add(batch, "dry_run", json_object_new_boolean(1));
 	{
 		char err[300];
 		const char *e;
@@ -233,7 +415,7 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 			goto out;
 		}
 		json_object_put(batch);
-		if (o->json)
+		if (o->json && (!dry_run || !jbool(resp, "ok")))
 			printf("%s\n", json_object_to_json_string(resp));
 		rc = EXIT_OK;
 		if (!jbool(resp, "ok")) {
@@ -248,10 +430,13 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 			else
 				fprintf(stderr, "maglevctl: %s (nothing applied)\n",
 					e ? e : "rejected");
+		} else if (dry_run) {
+			rc = print_diff(o, path, cur, resp);
 		}
 		json_object_put(resp);
 	}
 out:
+	json_object_put(cur);
 	json_object_put(list);
 	free(lines);
 	free(line);

@@ -43,6 +43,9 @@ void config_defaults(struct maglevd_config *cfg)
 	strcpy(cfg->control_socket, CTL_DEFAULT_SOCKET);
 	strcpy(cfg->pin_dir, MAGLEV_PIN_DIR);
 	cfg->log_level = LOG_INFO;
+	cfg->announce_protocol = 250;
+	cfg->announce_min_backends = 1;
+	cfg->announce_stop_grace_ms = 5000;
 }
 
 const char *hc_type_name(enum hc_type t)
@@ -266,6 +269,39 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 			snprintf(e, sizeof(e), "want tcp, http or none");
 			goto bad_value;
 		}
+	}
+	U("announce_min_backends", cfg->announce_min_backends, 1, 65535)
+	U("announce_stop_grace_ms", cfg->announce_stop_grace_ms, 0, 600000)
+	else if (!strcmp(key, "announce_table"))
+	{
+		if (!strcmp(val, "off")) {
+			cfg->announce_table = 0;
+		} else if (ctl_parse_uint(val, key, 1, UINT32_MAX, &u, e, sizeof(e))) {
+			goto bad_value;
+		} else if (u >= 253 && u <= 255) {
+			/* The kernel's own default, main and local tables: routes there
+			 * would steer this host's traffic, not only signal readiness.
+			 */
+			snprintf(e, sizeof(e),
+				 "253, 254 and 255 are the kernel's default, main "
+				 "and local tables: take a table of its own");
+			goto bad_value;
+		} else {
+			cfg->announce_table = (uint32_t)u;
+		}
+	}
+	else if (!strcmp(key, "announce_protocol"))
+	{
+		if (ctl_parse_uint(val, key, 5, 255, &u, e, sizeof(e)))
+			goto bad_value;
+		/* Routing daemons take routes of their own protocol for their own. */
+		if (u == 11 || u == 12 || (u >= 186 && u <= 192)) {
+			snprintf(e, sizeof(e),
+				 "%llu belongs to a routing daemon (zebra, bird, frr)",
+				 (unsigned long long)u);
+			goto bad_value;
+		}
+		cfg->announce_protocol = (uint32_t)u;
 	}
 	U("health_port", cfg->hc.port, 0, 65535)
 	U("health_interval_ms", cfg->hc.interval_ms, 100, 3600000)

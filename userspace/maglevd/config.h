@@ -61,6 +61,11 @@ struct maglevd_config {
 	gid_t control_gid;
 	char pin_dir[CFG_PATH_MAX];
 	int log_level;
+	/* Announcing VIPs as kernel routes (announce.c); table 0: off. */
+	uint32_t announce_table;
+	uint32_t announce_protocol;
+	uint32_t announce_min_backends;
+	uint32_t announce_stop_grace_ms;
 };
 
 void config_defaults(struct maglevd_config *cfg);

@@ -24,10 +24,9 @@
 
 /* Limits on a control client (docs/operations.md, "Control socket limits"):
  * a request must arrive whole within the timeout, be at most CTL_MAX_REQUEST
- * bytes, and at most CTL_MAX_CLIENTS clients are held at once.
+ * bytes, and at most CTL_MAX_CLIENTS (daemon.h) clients are held at once.
  */
 #define CTL_CLIENT_TIMEOUT_MS 10000
-#define CTL_MAX_CLIENTS	      256
 
 static struct ev_source listener = {.fd = -1};
 static char bound_path[sizeof(((struct sockaddr_un *)0)->sun_path)];

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 #include <json-c/json.h>
 
@@ -34,12 +35,14 @@ struct daemon {
 	bool stop;
 	uint64_t start_ms;
 	uint64_t commits, commit_failures, reloads, reload_failures, ctl_requests, ctl_rejected;
+	/* The last reload (SIGHUP or "maglevctl reload"), recorded by
+	 * status_reload_done(): wall-clock time (0: none yet) and why it
+	 * failed ("" if it did not).
+	 */
+	time_t last_reload_time;
+	char reload_error[512];
 	int ifindex[CFG_MAX_IFACES];
 	int n_attached;
-	/* The last SIGHUP reload (status.c): wall-clock time (0: none yet), result. */
-	time_t last_reload_time;
-	bool last_reload_ok;
-	char last_reload_err[256];
 };
 
 int ev_add(struct daemon *d, struct ev_source *src, uint32_t events);
@@ -53,6 +56,20 @@ uint64_t mono_us(void);
  * persist it. On failure err says what; the daemon keeps running.
  */
 int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t errlen);
+
+/*
+ * Re-read the config file and apply it (SIGHUP, "maglevctl reload"). 0, or
+ * -1 with err saying why: refused (nothing changed) or failed part-way.
+ */
+int daemon_reload(struct daemon *d, char *err, size_t errlen);
+
+/*
+ * Clients held at once by the control socket (ctl_server.c) and by the
+ * metrics listener, which may face a network (metrics.c); fd_limit.c budgets
+ * file descriptors for them.
+ */
+#define CTL_MAX_CLIENTS	    256
+#define METRICS_MAX_CLIENTS 64
 
 /* Control requests (requests.c): one JSON request line in, one answer out. */
 json_object *ctl_handle(struct daemon *d, const char *line, size_t len);
@@ -78,9 +95,27 @@ char *metrics_render(struct daemon *d, size_t *len);
 /* Health checks (health.c). */
 void health_tick(struct daemon *d);
 void health_json(struct daemon *d, const struct vip *v, const struct be *b, json_object *o);
-uint64_t health_checks_total(uint32_t idx, bool ok);
+/* A check's outcome; unknown: it could not be made, which changes nothing. */
+enum hc_result { HC_OK, HC_FAIL, HC_UNKNOWN, HC_RESULTS };
+const char *hc_result_name(enum hc_result r);
+uint64_t health_checks_total(uint32_t idx, enum hc_result r);
+/* Checks that could not be made since maglevd started. */
+uint64_t health_unknown_total(void);
 /* Counters of the health-check encapsulation program; false when it is not in use. */
 bool health_encap_counters(uint64_t *out);
+/*
+ * Verdicts (health_verdicts.c): a backend's new state, held until
+ * health_verdicts_apply() commits every one queued since the last call.
+ */
+void health_verdict(uint32_t vip_id, uint32_t idx, uint32_t gen, bool up, const char *why);
+bool health_verdict_pending(uint32_t idx, uint32_t gen, bool *up);
+void health_verdicts_apply(struct daemon *d);
+
+/*
+ * Raise the soft RLIMIT_NOFILE to what cfg's limits need (fd_limit.c): one
+ * socket per backend with a check, the clients, and the daemon's own.
+ */
+void fd_limit_raise(const struct maglevd_config *cfg);
 
 /* Datapath configuration derived from the config file (netinfo.c). */
 int daemon_dp_config(struct daemon *d, const struct maglevd_config *cfg, struct maglev_config *out,
@@ -92,5 +127,19 @@ int daemon_dp_config(struct daemon *d, const struct maglevd_config *cfg, struct 
  */
 int nexthop_watch_start(struct daemon *d, char *err, size_t errlen);
 void nexthop_watch_stop(struct daemon *d);
+
+/*
+ * Announcing VIPs as kernel routes for a routing daemon (announce.c). Off
+ * unless announce_table is set.
+ */
+int announce_start(struct daemon *d, char *err, size_t errlen);
+/* Decide every VIP and keep the routes; called every tick. */
+void announce_tick(struct daemon *d);
+/* A stop was asked: withdraw, and true while the grace keeps the loop going. */
+bool announce_grace(struct daemon *d);
+/* maglevctl announce on|off: maintenance, kept across restarts. */
+int announce_set(struct daemon *d, bool on, char *err, size_t errlen);
+json_object *announce_json(struct daemon *d);
+void announce_metrics(struct daemon *d, FILE *f);
 
 #endif /* MAGLEVD_DAEMON_H */

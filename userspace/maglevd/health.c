@@ -3,7 +3,8 @@
  * Backend health checks: non-blocking TCP connects and HTTP GETs driven by
  * the event loop. A backend changes state only after `rise` successes or
  * `fall` failures in a row, so a flapping backend does not churn the table.
- * A state change rebuilds that VIP's table like any other change.
+ * Verdicts wait for the end of the tick and go in together
+ * (health_verdicts.c): one table rebuild per VIP, however many changed.
  *
  * With health_via_encap (the default) a check connects to the VIP itself,
  * marked with the backend's index, and bpf/maglev_hc.bpf.c on the balancer's
@@ -35,22 +36,26 @@ struct hc_slot {
 	struct hc_params p; /* settings of the check in flight */
 	uint64_t next_ms, deadline_ms, started_ms, last_ms;
 	uint32_t ok_streak, fail_streak;
-	int last_ok; /* -1: no result yet */
+	int last; /* enum hc_result, -1: no result yet */
 	double last_rtt_ms;
-	uint64_t checks_ok, checks_fail;
+	uint64_t checks[HC_RESULTS];
 	char last_error[96];
 	char resp[64];
 	size_t resp_len;
 };
 
 static struct hc_slot *slots[MAGLEV_MAX_BACKENDS];
+static const char *const result_names[HC_RESULTS] = {"ok", "fail", "unknown"};
+/* Checks that could not be made, in all: slots go away with their backends. */
+static uint64_t unknown_total;
 
 /*
  * The encapsulating TC program: loaded and attached while health_via_encap
  * is on and some backend has a check, to the configured interfaces (followed
  * across reloads); removed from them when it is turned off or no check is
- * left. A failure is retried every few seconds,
- * and meanwhile checks fail with the reason: never silently direct.
+ * left. A failure is retried every few seconds, and meanwhile checks are
+ * unknown with the reason (the backends keep their state): never silently
+ * direct.
  */
 static struct {
 	struct hc_encap *h;
@@ -181,36 +186,15 @@ static void slot_free(struct daemon *d, uint32_t idx)
 		hc_encap_clear(enc.h, idx);
 }
 
-/* Apply a health verdict to the live registry: clone, flip, commit. */
-static void set_health(struct daemon *d, uint32_t vip_id, uint32_t idx, uint32_t gen, bool up)
+static void record(struct daemon *d, struct hc_slot *s, enum hc_result r, const char *why)
 {
-	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN], err[300];
-	struct registry *next;
-	struct vip *v;
-	uint32_t i;
-
-	next = registry_clone(d->reg);
-	if (!next) {
-		log_err("health: out of memory applying a state change");
-		return;
-	}
-	v = next->vips[vip_id];
-	for (i = 0; v && i < v->nbe; i++) {
-		struct be *b = &v->bes[i];
-
-		if (b->idx != idx || b->gen != gen)
-			continue;
-		b->up = up;
-		v->dirty = true;
-		ctl_format_vip(&v->key, vname, sizeof(vname));
-		ctl_format_addr(&b->addr, bname, sizeof(bname));
-		log_info("health: backend %s of %s is %s (%s)", bname, vname, up ? "up" : "down",
-			 slots[idx] ? slots[idx]->last_error : "");
-		if (daemon_commit(d, next, err, sizeof(err)))
-			log_err("health: applying %s %s: %s", bname, up ? "up" : "down", err);
-		return;
-	}
-	registry_free(next);
+	slot_close(d, s);
+	s->last_ms = mono_ms();
+	s->last_rtt_ms = (double)(s->last_ms - s->started_ms);
+	s->last = r;
+	snprintf(s->last_error, sizeof(s->last_error), "%s", r == HC_OK ? "" : why);
+	s->next_ms = s->started_ms + s->p.interval_ms;
+	s->checks[r]++;
 }
 
 static void finish(struct daemon *d, uint32_t idx, bool ok, const char *why)
@@ -218,19 +202,13 @@ static void finish(struct daemon *d, uint32_t idx, bool ok, const char *why)
 	struct hc_slot *s = slots[idx];
 	struct vip *v;
 	uint32_t i;
+	bool up;
 
-	slot_close(d, s);
-	s->last_ms = mono_ms();
-	s->last_rtt_ms = (double)(s->last_ms - s->started_ms);
-	s->last_ok = ok;
-	snprintf(s->last_error, sizeof(s->last_error), "%s", ok ? "" : why);
-	s->next_ms = s->started_ms + s->p.interval_ms;
+	record(d, s, ok ? HC_OK : HC_FAIL, why);
 	if (ok) {
-		s->checks_ok++;
 		s->ok_streak++;
 		s->fail_streak = 0;
 	} else {
-		s->checks_fail++;
 		s->fail_streak++;
 		s->ok_streak = 0;
 	}
@@ -240,12 +218,44 @@ static void finish(struct daemon *d, uint32_t idx, bool ok, const char *why)
 
 		if (b->idx != idx || b->gen != s->gen)
 			continue;
-		if (!b->up && ok && s->ok_streak >= s->p.rise)
-			set_health(d, s->vip_id, idx, s->gen, true);
-		else if (b->up && !ok && s->fail_streak >= s->p.fall)
-			set_health(d, s->vip_id, idx, s->gen, false);
+		/* Judged against the verdict still waiting for the tick, if any. */
+		if (!health_verdict_pending(idx, s->gen, &up))
+			up = b->up;
+		if (!up && ok && (s->ok_streak >= s->p.rise || b->start_down))
+			health_verdict(s->vip_id, idx, s->gen, true, "");
+		else if (up && !ok && s->fail_streak >= s->p.fall)
+			health_verdict(s->vip_id, idx, s->gen, false, s->last_error);
 		return;
 	}
+}
+
+/*
+ * A check that could not be made (no socket: EMFILE; no encapsulation; no
+ * local port) says nothing about the backend: it leaves the streaks and the
+ * state alone. Counted as a failure, a shortage on the balancer took every
+ * backend down after `fall` checks and blackholed the VIP.
+ */
+static void unknown(struct daemon *d, uint32_t idx, const char *why)
+{
+	static uint64_t logged_ms, since;
+	uint64_t now = mono_ms();
+
+	record(d, slots[idx], HC_UNKNOWN, why);
+	unknown_total++;
+	since++;
+	if (!logged_ms || now - logged_ms >= 10000) {
+		log_warn("health: %llu check%s could not be made (%s): unknown, not failed; "
+			 "backends keep their state",
+			 (unsigned long long)since, since == 1 ? "" : "s", why);
+		logged_ms = now;
+		since = 0;
+	}
+}
+
+/* Errors of connect() that are the balancer's own, not the backend's. */
+static bool local_errno(int e)
+{
+	return e == EADDRNOTAVAIL || e == EAGAIN || e == ENOBUFS || e == ENOMEM;
 }
 
 static void on_ready(struct daemon *d, struct ev_source *src, uint32_t events)
@@ -361,7 +371,7 @@ static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v
 		if (enc.err[0] || !enc.h) {
 			snprintf(why, sizeof(why), "health_via_encap: %s",
 				 enc.err[0] ? enc.err : "not attached");
-			finish(d, b->idx, false, why);
+			unknown(d, b->idx, why);
 			return;
 		}
 		memset(&t, 0, sizeof(t));
@@ -373,13 +383,16 @@ static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v
 		t.gue_port = htons(v->gue_port ? v->gue_port : MAGLEV_GUE_PORT_DEFAULT);
 		t.port = htons(s->p.port);
 		if (hc_encap_set(enc.h, b->idx, &t)) {
-			finish(d, b->idx, false, "health_via_encap: writing the target failed");
+			unknown(d, b->idx, "health_via_encap: writing the target failed");
 			return;
 		}
 	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		finish(d, b->idx, false, "socket failed");
+		char why[96];
+
+		snprintf(why, sizeof(why), "socket: %s", strerror(errno));
+		unknown(d, b->idx, why);
 		return;
 	}
 	if (via_encap) {
@@ -387,7 +400,7 @@ static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v
 
 		if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark))) {
 			close(fd);
-			finish(d, b->idx, false, "health_via_encap: SO_MARK refused");
+			unknown(d, b->idx, "health_via_encap: SO_MARK refused");
 			return;
 		}
 	}
@@ -395,18 +408,22 @@ static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v
 	s->src.cb = on_ready;
 	s->phase = HC_CONNECTING;
 	if (connect(fd, (struct sockaddr *)&ss, al) && errno != EINPROGRESS) {
+		int e = errno;
 		char why[96];
 
-		snprintf(why, sizeof(why), "connect: %s", strerror(errno));
+		snprintf(why, sizeof(why), "connect: %s", strerror(e));
 		close(fd);
 		s->src.fd = -1;
-		finish(d, b->idx, false, why);
+		if (local_errno(e))
+			unknown(d, b->idx, why);
+		else
+			finish(d, b->idx, false, why);
 		return;
 	}
 	if (ev_add(d, &s->src, EPOLLOUT)) {
 		close(fd);
 		s->src.fd = -1;
-		finish(d, b->idx, false, "epoll failed");
+		unknown(d, b->idx, "epoll failed");
 	}
 }
 
@@ -430,7 +447,6 @@ static bool any_check(struct daemon *d)
 
 void health_tick(struct daemon *d)
 {
-	struct registry *reg = d->reg;
 	uint64_t now = mono_ms();
 	uint32_t i, j;
 
@@ -459,11 +475,8 @@ void health_tick(struct daemon *d)
 				if (s)
 					slot_free(d, b->idx);
 				/* Without checks a backend is up by definition. */
-				if (!b->up) {
-					set_health(d, v->id, b->idx, b->gen, true);
-					/* The registry was replaced: resume next tick. */
-					return;
-				}
+				if (!b->up)
+					health_verdict(v->id, b->idx, b->gen, true, "no check");
 				continue;
 			}
 			if (!s) {
@@ -474,7 +487,7 @@ void health_tick(struct daemon *d)
 				s->idx = b->idx;
 				s->vip_id = v->id;
 				s->gen = b->gen;
-				s->last_ok = -1;
+				s->last = -1;
 				/* Spread first checks over one interval. */
 				s->next_ms = now + (uint64_t)(rand() % (int)p.interval_ms) / 4;
 				slots[b->idx] = s;
@@ -486,11 +499,10 @@ void health_tick(struct daemon *d)
 				s->p = p;
 				start_check(d, s, v, b);
 			}
-			/* A verdict replaced the registry (and freed v): next tick. */
-			if (d->reg != reg)
-				return;
 		}
 	}
+	/* This tick's verdicts and those since the last one, in one commit. */
+	health_verdicts_apply(d);
 }
 
 void health_json(struct daemon *d, const struct vip *v, const struct be *b, json_object *o)
@@ -500,6 +512,8 @@ void health_json(struct daemon *d, const struct vip *v, const struct be *b, json
 
 	vip_hc(v, &d->cfg.hc, &p);
 	json_object_object_add(o, "check", json_object_new_string(hc_type_name(p.type)));
+	if (b->start_down)
+		json_object_object_add(o, "start_down", json_object_new_boolean(true));
 	if (p.type == HC_NONE)
 		return;
 	json_object_object_add(o, "port", json_object_new_int64(p.port));
@@ -508,26 +522,34 @@ void health_json(struct daemon *d, const struct vip *v, const struct be *b, json
 	if (!s || s->gen != b->gen)
 		return;
 	json_object_object_add(o, "last_result",
-			       s->last_ok < 0 ? NULL
-					      : json_object_new_string(s->last_ok ? "ok" : "fail"));
-	if (s->last_ok == 0)
+			       s->last < 0 ? NULL : json_object_new_string(result_names[s->last]));
+	if (s->last > HC_OK)
 		json_object_object_add(o, "last_error", json_object_new_string(s->last_error));
-	if (s->last_ok >= 0) {
+	if (s->last >= 0) {
 		json_object_object_add(o, "last_check_ms_ago",
 				       json_object_new_int64((int64_t)(mono_ms() - s->last_ms)));
 		json_object_object_add(o, "rtt_ms", json_object_new_double(s->last_rtt_ms));
 	}
 	json_object_object_add(o, "ok_streak", json_object_new_int64(s->ok_streak));
 	json_object_object_add(o, "fail_streak", json_object_new_int64(s->fail_streak));
-	json_object_object_add(o, "checks_ok", json_object_new_uint64(s->checks_ok));
-	json_object_object_add(o, "checks_failed", json_object_new_uint64(s->checks_fail));
+	json_object_object_add(o, "checks_ok", json_object_new_uint64(s->checks[HC_OK]));
+	json_object_object_add(o, "checks_failed", json_object_new_uint64(s->checks[HC_FAIL]));
+	json_object_object_add(o, "checks_unknown", json_object_new_uint64(s->checks[HC_UNKNOWN]));
 }
 
-uint64_t health_checks_total(uint32_t idx, bool ok)
+uint64_t health_checks_total(uint32_t idx, enum hc_result r)
 {
 	const struct hc_slot *s = idx < MAGLEV_MAX_BACKENDS ? slots[idx] : NULL;
 
-	if (!s)
-		return 0;
-	return ok ? s->checks_ok : s->checks_fail;
+	return s ? s->checks[r] : 0;
+}
+
+uint64_t health_unknown_total(void)
+{
+	return unknown_total;
+}
+
+const char *hc_result_name(enum hc_result r)
+{
+	return result_names[r];
 }

@@ -47,7 +47,9 @@ static void usage(FILE *f)
 		   "  -h, --help         this help\n"
 		   "Runs in the foreground, logs to stderr, notifies systemd when ready.\n"
 		   "Signals: SIGTERM/SIGINT exit leaving the XDP program attached and\n"
-		   "forwarding; SIGHUP reloads the configuration file.\n"
+		   "forwarding (announced VIPs are withdrawn first, announce_stop_grace_ms\n"
+		   "before the exit); SIGHUP reloads the configuration file (maglevctl\n"
+		   "reload does too, and reports the result).\n"
 		   "Control it with maglevctl(8); see maglevd(8) and maglevd.conf(5).\n");
 }
 
@@ -147,6 +149,20 @@ static void purge_stale(struct daemon *d)
 		log_info("removed %u VIP entries the state file does not know", n);
 }
 
+/* VIPs in the (possibly adopted) datapath's VIP map. */
+static uint32_t dp_vip_count(struct daemon *d)
+{
+	struct maglev_vip_key key, next;
+	int fd = maglev_dp_map_fd(d->dp, "maglev_vips");
+	uint32_t n = 0;
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, n ? &key : NULL, &next)) {
+		key = next;
+		n++;
+	}
+	return n;
+}
+
 /* The health verdict a backend had before a restart, from the datapath. */
 static void adopt_health(struct daemon *d)
 {
@@ -210,16 +226,29 @@ static int attach_all(struct daemon *d, const struct maglevd_config *cfg,
 	return r;
 }
 
-static void reload(struct daemon *d)
+/* Rebuild every table (the seed changed); 0 or -errno with err set. */
+static int rebuild_all_tables(struct daemon *d, char *err, size_t errlen)
 {
+	struct registry *next = registry_clone(d->reg);
+
+	if (!next) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	registry_mark_all(next);
+	return daemon_commit(d, next, err, errlen);
+}
+
+int daemon_reload(struct daemon *d, char *err, size_t errlen)
+{
+	struct maglev_config mc, old_mc;
 	struct maglevd_config nc;
-	struct maglev_config mc;
-	struct registry *next;
-	char err[400];
-	int i;
+	char e[512], e2[256];
+	bool reseed, regroup;
+	int i, r;
 
 	sd_notify(0, "RELOADING=1");
-	if (config_load(d->config_path, &nc, err, sizeof(err)))
+	if (config_load(d->config_path, &nc, e, sizeof(e)))
 		goto fail;
 	/* Settings bound at start stay; say so rather than half-apply them. */
 	if (strcmp(nc.state_file, d->cfg.state_file) || strcmp(nc.pin_dir, d->cfg.pin_dir) ||
@@ -227,16 +256,41 @@ static void reload(struct daemon *d)
 	    nc.conn_table_size != d->cfg.conn_table_size || nc.xdp_generic != d->cfg.xdp_generic) {
 		log_warn("reload: state_file, pin_dir, control_socket, conn_table_size and "
 			 "xdp_mode take effect on restart only; keeping the running values");
+		if (strcmp(nc.state_file, d->cfg.state_file))
+			log_warn("reload: state_file changed: move %s to %s before restarting "
+				 "(maglevd does not start without it while VIPs are live)",
+				 d->cfg.state_file, nc.state_file);
 		strcpy(nc.state_file, d->cfg.state_file);
 		strcpy(nc.pin_dir, d->cfg.pin_dir);
 		strcpy(nc.control_socket, d->cfg.control_socket);
 		nc.conn_table_size = d->cfg.conn_table_size;
 		nc.xdp_generic = d->cfg.xdp_generic;
 	}
-	if (daemon_dp_config(d, &nc, &mc, err, sizeof(err)))
+	/* A start with nc would refuse the state file of these VIPs. */
+	if (state_check_config(d->reg, &nc, e2, sizeof(e2))) {
+		snprintf(e, sizeof(e),
+			 "the running VIPs do not fit the new configuration (the next start "
+			 "would refuse the state file): %s",
+			 e2);
 		goto fail;
-	if (attach_all(d, &nc, &d->cfg, err, sizeof(err)))
+	}
+	if (daemon_dp_config(d, &nc, &mc, e, sizeof(e)))
 		goto fail;
+	/* The datapath config first: what the datapath refuses is refused
+	 * before anything else has changed, and a failed attach puts it back.
+	 */
+	r = maglev_dp_get_config(d->dp, &old_mc);
+	if (!r)
+		r = maglev_dp_set_config(d->dp, &mc);
+	if (r) {
+		snprintf(e, sizeof(e), "the datapath refused the new configuration: %s",
+			 strerror(-r));
+		goto fail;
+	}
+	if (attach_all(d, &nc, &d->cfg, e, sizeof(e))) {
+		maglev_dp_set_config(d->dp, &old_mc);
+		goto fail;
+	}
 	for (i = 0; i < d->cfg.n_ifaces; i++) {
 		if (!config_has_iface(&nc, d->cfg.ifaces[i])) {
 			int ifindex = (int)if_nametoindex(d->cfg.ifaces[i]);
@@ -247,45 +301,44 @@ static void reload(struct daemon *d)
 	}
 	if (strcmp(nc.metrics_listen, d->cfg.metrics_listen)) {
 		metrics_stop(d);
-		if (metrics_start(d, nc.metrics_listen, err, sizeof(err))) {
-			log_err("reload: %s; metrics stay on %s", err, d->cfg.metrics_listen);
-			metrics_start(d, d->cfg.metrics_listen, err, sizeof(err));
+		if (metrics_start(d, nc.metrics_listen, e, sizeof(e))) {
+			log_err("reload: %s; metrics stay on %s", e, d->cfg.metrics_listen);
+			metrics_start(d, d->cfg.metrics_listen, e, sizeof(e));
 			strcpy(nc.metrics_listen, d->cfg.metrics_listen);
 		}
 	}
-	maglev_dp_set_config(d->dp, &mc);
 	slowpath_config(&mc);
-	{
-		bool reseed = memcmp(&nc.seed, &d->cfg.seed, sizeof(nc.seed));
-
-		bool regroup =
-			nc.has_group != d->cfg.has_group || nc.control_gid != d->cfg.control_gid;
-
-		d->cfg = nc;
-		log_set_level(verbose ? LOG_DEBUG : nc.log_level);
-		if (regroup)
-			ctl_server_apply_group(d);
-		if (reseed) {
-			next = registry_clone(d->reg);
-			if (next) {
-				registry_mark_all(next);
-				if (daemon_commit(d, next, err, sizeof(err)))
-					log_err("reload: rebuilding tables for the new seed: %s",
-						err);
-			}
-			log_info("reload: new seed, every table rebuilt");
+	reseed = memcmp(&nc.seed, &d->cfg.seed, sizeof(nc.seed));
+	regroup = nc.has_group != d->cfg.has_group || nc.control_gid != d->cfg.control_gid;
+	d->cfg = nc;
+	log_set_level(verbose ? LOG_DEBUG : nc.log_level);
+	if (regroup)
+		ctl_server_apply_group(d);
+	if (reseed) {
+		if (rebuild_all_tables(d, e2, sizeof(e2))) {
+			/* Applied part-way: the new seed hashes flows already. */
+			snprintf(e, sizeof(e),
+				 "the new seed is in use but rebuilding the tables failed (%s): "
+				 "some VIPs may still have tables of the old seed; reload again",
+				 e2);
+			status_reload_done(d, e);
+			snprintf(err, errlen, "%s", e);
+			log_err("reload failed: %s", e);
+			sd_notify(0, "READY=1");
+			return -1;
 		}
+		log_info("reload: new seed, every table rebuilt");
 	}
-	d->reloads++;
 	status_reload_done(d, NULL);
 	log_info("configuration reloaded from %s", d->config_path);
 	sd_notify(0, "READY=1");
-	return;
+	return 0;
 fail:
-	d->reload_failures++;
+	snprintf(err, errlen, "reload refused, the running configuration stays: %s", e);
 	status_reload_done(d, err);
-	log_err("reload failed, keeping the running configuration: %s", err);
+	log_err("reload failed, keeping the running configuration: %s", e);
 	sd_notify(0, "READY=1");
+	return -1;
 }
 
 static void on_signal(struct daemon *d, struct ev_source *src, uint32_t events)
@@ -294,8 +347,10 @@ static void on_signal(struct daemon *d, struct ev_source *src, uint32_t events)
 
 	while (read(src->fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
+			char err[512];
+
 			log_info("SIGHUP: reloading %s", d->config_path);
-			reload(d);
+			daemon_reload(d, err, sizeof(err)); /* logs the result */
 		} else {
 			log_info("signal %u: exiting; the XDP program stays attached",
 				 si.ssi_signo);
@@ -314,6 +369,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	watchdog_tick(now);
 	stream_sweep(d);
 	health_tick(d);
+	announce_tick(d);
 	slowpath_tick(d);
 	if (now - last_sample >= 1000) {
 		last_sample = now;
@@ -334,7 +390,8 @@ int main(int argc, char **argv)
 	struct maglev_dp_opts dpo = {0};
 	struct maglev_config mc;
 	struct daemon d = {0};
-	bool test_only = false;
+	bool test_only = false, missing;
+	uint32_t live;
 	char err[512];
 	sigset_t sigs;
 	int c, i;
@@ -376,6 +433,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_set_level(verbose ? LOG_DEBUG : d.cfg.log_level);
+	fd_limit_raise(&d.cfg);
 	if (d.cfg.seed_default)
 		log_warn("no seed in %s: using the documented default seed; set a secret one "
 			 "(see docs/operations.md)",
@@ -401,15 +459,30 @@ int main(int argc, char **argv)
 			 d.cfg.pin_dir);
 	d.ctx.dp = d.dp;
 	d.ctx.cfg = &d.cfg;
+	if (state_load(d.cfg.state_file, &d.ctx, &d.reg, &missing, err, sizeof(err))) {
+		log_err("state file: %s (fix the file, or the configuration it does not fit)", err);
+		goto fail_dp;
+	}
+	/* Starting empty would purge live VIPs: a lost or moved file is no
+	 * reason to stop forwarding for every service.
+	 */
+	if (missing && (live = dp_vip_count(&d))) {
+		log_err("state file %s does not exist, but the datapath in %s holds %u VIPs: "
+			"refusing to start, which would delete them. Either put the state file "
+			"back (after a state_file change: move the old file there), or, to "
+			"delete those VIPs, start from an empty state: "
+			"echo '{\"version\":1,\"vips\":[]}' > %s",
+			d.cfg.state_file, d.cfg.pin_dir, live, d.cfg.state_file);
+		goto fail_reg;
+	}
+	/* Only now the new config (seed, MTU, ...): a start refused above
+	 * leaves the running datapath exactly as it was.
+	 */
 	if (daemon_dp_config(&d, &d.cfg, &mc, err, sizeof(err)) ||
 	    (maglev_dp_set_config(d.dp, &mc) &&
 	     snprintf(err, sizeof(err), "writing the datapath config") > 0)) {
 		log_err("%s", err);
-		goto fail_dp;
-	}
-	if (state_load(d.cfg.state_file, &d.ctx, &d.reg, err, sizeof(err))) {
-		log_err("state file: %s (fix or move it aside to start empty)", err);
-		goto fail_dp;
+		goto fail_reg;
 	}
 	adopt_health(&d);
 	{
@@ -456,6 +529,10 @@ int main(int argc, char **argv)
 		log_err("state file: %s", err);
 		goto fail_metrics;
 	}
+	if (announce_start(&d, err, sizeof(err))) {
+		log_err("%s", err);
+		goto fail_metrics;
+	}
 	slowpath_tick(&d);
 	if (flow_count_start(&d))
 		log_warn("cannot start counting the connection table: no flows per backend");
@@ -464,7 +541,8 @@ int main(int argc, char **argv)
 	sd_notify(0, "READY=1");
 	watchdog_init();
 
-	while (!d.stop) {
+	/* A stop first withdraws the announced VIPs and lets them converge. */
+	while (!d.stop || announce_grace(&d)) {
 		struct epoll_event evs[64];
 		int n = epoll_wait(d.epfd, evs, 64, -1);
 

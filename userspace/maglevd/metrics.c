@@ -27,8 +27,6 @@
 
 #define METRICS_CLIENT_TIMEOUT_MS 5000
 #define METRICS_MAX_REQUEST	  8192
-/* Scrapers held at once (the listener may face a network). */
-#define METRICS_MAX_CLIENTS 64
 
 static struct ev_source listener = {.fd = -1};
 static uint64_t last_sample_ms;
@@ -76,6 +74,7 @@ char *metrics_render(struct daemon *d, size_t *len)
 	const char *bname;
 	char *buf = NULL;
 	uint32_t i, j;
+	int r;
 	FILE *f;
 
 	f = open_memstream(&buf, len);
@@ -170,13 +169,12 @@ char *metrics_render(struct daemon *d, size_t *len)
 	FOR_BES fprintf(f, "maglev_backend_weight{vip=\"%s\",backend=\"%s\"} %u\n", vname, bname,
 			BE->weight);
 	head(f, "maglev_backend_health_checks_total", "counter", "Health checks by result.");
-	FOR_BES fprintf(
-		f,
-		"maglev_backend_health_checks_total{vip=\"%s\",backend=\"%s\",result=\"ok\"} "
-		"%llu\nmaglev_backend_health_checks_total{vip=\"%s\",backend=\"%s\","
-		"result=\"fail\"} %llu\n",
-		vname, bname, (unsigned long long)health_checks_total(BE->idx, true), vname, bname,
-		(unsigned long long)health_checks_total(BE->idx, false));
+	FOR_BES for (r = HC_OK; r < HC_RESULTS; r++)
+		fprintf(f,
+			"maglev_backend_health_checks_total{vip=\"%s\",backend=\"%s\",result=\"%"
+			"s\"} %llu\n",
+			vname, bname, hc_result_name(r),
+			(unsigned long long)health_checks_total(BE->idx, r));
 backends_done:
 #undef BE
 #undef FOR_BES
@@ -224,6 +222,10 @@ backends_done:
 	fprintf(f, "maglevd_control_requests_total %llu\n", (unsigned long long)d->ctl_requests);
 	head(f, "maglevd_control_rejected_total", "counter", "Control requests rejected.");
 	fprintf(f, "maglevd_control_rejected_total %llu\n", (unsigned long long)d->ctl_rejected);
+	head(f, "maglevd_health_checks_unknown_total", "counter",
+	     "Health checks that could not be made (no socket, no encapsulation): no verdict.");
+	fprintf(f, "maglevd_health_checks_unknown_total %llu\n",
+		(unsigned long long)health_unknown_total());
 	head(f, "maglevd_commits_total", "counter", "Changes written to the datapath.");
 	fprintf(f, "maglevd_commits_total %llu\n", (unsigned long long)d->commits);
 	head(f, "maglevd_commit_failures_total", "counter",
@@ -233,7 +235,8 @@ backends_done:
 	     "State file writes that failed (the running state is newer than the file).");
 	fprintf(f, "maglevd_state_write_failures_total %llu\n",
 		(unsigned long long)state_writer_failures());
-	head(f, "maglevd_config_reloads_total", "counter", "SIGHUP reloads by result.");
+	head(f, "maglevd_config_reloads_total", "counter",
+	     "Config reloads (SIGHUP or maglevctl reload) by result.");
 	fprintf(f, "maglevd_config_reloads_total{result=\"ok\"} %llu\n",
 		(unsigned long long)d->reloads);
 	fprintf(f, "maglevd_config_reloads_total{result=\"fail\"} %llu\n",
@@ -286,6 +289,7 @@ backends_done:
 		fprintf(f, "maglev_interface_xdp{interface=\"%s\",mode=\"%s\"} 1\n",
 			d->cfg.ifaces[i], mode);
 	}
+	announce_metrics(d, f);
 	head(f, "maglevd_vips", "gauge", "VIPs configured.");
 	fprintf(f, "maglevd_vips %u\n", d->reg->nvips);
 	head(f, "maglevd_backends", "gauge", "Backends configured over all VIPs.");

@@ -25,6 +25,7 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "rtnl.h"
 #include "slowpath.h"
 
 /* Neighbour states whose link-layer address can be used (NUD_VALID without NOARP). */
@@ -143,46 +144,6 @@ static int neigh_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* Send one rtnetlink request and feed the answers (a dump, or an ack) to cb. */
-static int nl_talk(struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct mnl_socket *nl;
-	unsigned int seq = (unsigned int)time(NULL), portid;
-	int r;
-
-	nl = mnl_socket_open(NETLINK_ROUTE);
-	if (!nl)
-		return -errno;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		r = -errno;
-		mnl_socket_close(nl);
-		return r;
-	}
-	portid = mnl_socket_get_portid(nl);
-	nlh->nlmsg_seq = seq;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
-		r = -errno;
-		mnl_socket_close(nl);
-		return r;
-	}
-	for (;;) {
-		ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-
-		if (n <= 0) {
-			r = n < 0 ? -errno : 0;
-			break;
-		}
-		r = mnl_cb_run(buf, (size_t)n, seq, portid, cb, data);
-		if (r <= MNL_CB_STOP) {
-			r = r < 0 ? -errno : 0;
-			break;
-		}
-	}
-	mnl_socket_close(nl);
-	return r;
-}
-
 /* One rtnetlink dump request of type with a family header, fed to cb. */
 static int nl_dump(int type, int family, mnl_cb_t cb, void *data)
 {
@@ -200,7 +161,7 @@ static int nl_dump(int type, int family, mnl_cb_t cb, void *data)
 
 		nd->ndm_family = (unsigned char)family;
 	}
-	return nl_talk(nlh, cb, data);
+	return rtnl_talk(nlh, cb, data);
 }
 
 /*
@@ -223,7 +184,7 @@ static int neigh_use(const struct gw_info *gi)
 	nd->ndm_state = NUD_NONE;
 	nd->ndm_flags = NTF_USE;
 	mnl_attr_put(nlh, NDA_DST, gi->family == AF_INET ? 4 : 16, gi->gw);
-	return nl_talk(nlh, NULL, NULL);
+	return rtnl_talk(nlh, NULL, NULL);
 }
 
 static bool gw_equal(const struct gw_info *a, const struct gw_info *b)

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "log.h"
-#include "maglev_table.h"
+#include "placement.h"
 #include "registry.h"
 #include "slowpath.h"
 #include "table_swap.h"
@@ -35,9 +35,18 @@ struct registry *registry_get(struct registry *r)
 	return r;
 }
 
+static void rdv_put(struct rdv_memo *m)
+{
+	if (m && !__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL)) {
+		free(m->specs);
+		free(m);
+	}
+}
+
 static void vip_free(struct vip *v)
 {
 	if (v) {
+		rdv_put(v->rdv);
 		free(v->bes);
 		free(v);
 	}
@@ -91,6 +100,8 @@ static struct vip *vip_clone(const struct vip *v)
 		}
 		memcpy(n->bes, v->bes, v->nbe * sizeof(*n->bes));
 	}
+	if (n->rdv)
+		__atomic_add_fetch(&n->rdv->refs, 1, __ATOMIC_RELAXED);
 	n->dirty = false;
 	n->info_dirty = false;
 	return n;
@@ -216,6 +227,8 @@ int registry_vip_add(struct registry *r, const struct registry_ctx *ctx,
 	v->key = *key;
 	v->encap = encap;
 	v->gue_port = gue_port;
+	v->placement = MAGLEV_PLACEMENT_MAGLEV;
+	v->vnodes = MAGLEV_VNODES_DEFAULT;
 	v->hc = *hc;
 	v->hc_set = hc_set;
 	vip_hc(v, &ctx->cfg->hc, &eff);
@@ -520,6 +533,28 @@ static uint32_t tbl_pos[MAGLEV_TABLE_SIZE];
 static uint32_t tbl_idx[MAGLEV_TABLE_SIZE];
 static const struct be *old_by_idx[MAGLEV_MAX_BACKENDS];
 
+/* Keep a rendezvous VIP's build for the next one (taking *specs); any other
+ * VIP keeps none. Without memory the next build is a full one, nothing worse.
+ */
+static void remember_rendezvous(struct vip *v, const struct registry_ctx *ctx,
+				struct maglev_backend_spec **specs, uint32_t n)
+{
+	struct rdv_memo *m = NULL;
+
+	if (v->placement == MAGLEV_PLACEMENT_RENDEZVOUS && n)
+		m = malloc(sizeof(*m));
+	if (m) {
+		m->refs = 1;
+		m->seed = ctx->cfg->seed;
+		m->n = n;
+		m->specs = *specs;
+		*specs = NULL;
+		memcpy(m->table, tbl_pos, sizeof(m->table));
+	}
+	rdv_put(v->rdv);
+	v->rdv = m;
+}
+
 static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *err, size_t errlen)
 {
 	struct maglev_backend_spec *specs;
@@ -548,8 +583,16 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 		n++;
 	}
 	if (n) {
-		r = maglev_table_build(&ctx->cfg->seed, specs, n, MAGLEV_TABLE_SIZE, tbl_pos,
-				       &merr);
+		struct maglev_placement_cfg pc = {.kind = v->placement, .vnodes = v->vnodes};
+		const struct rdv_memo *m = v->rdv;
+
+		if (v->placement == MAGLEV_PLACEMENT_RENDEZVOUS && m &&
+		    !memcmp(&m->seed, &ctx->cfg->seed, sizeof(m->seed)))
+			r = maglev_rendezvous_update(&ctx->cfg->seed, m->specs, m->n, m->table,
+						     specs, n, MAGLEV_TABLE_SIZE, tbl_pos, &merr);
+		else
+			r = maglev_placement_build(&ctx->cfg->seed, &pc, specs, n,
+						   MAGLEV_TABLE_SIZE, tbl_pos, &merr);
 		if (r) {
 			snprintf(err, errlen, "table build: %s", merr.msg);
 			goto out;
@@ -567,12 +610,36 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 		goto out;
 	v->table_gen++;
 	v->table_slots_used = n;
+	remember_rendezvous(v, ctx, &specs, n);
 	slowpath_table(v, tbl_idx);
 	v->rebuild_ms = now_ms() - t0;
 out:
 	free(specs);
 	free(map);
 	return r;
+}
+
+int registry_check_placements(const struct registry *r, char *err, size_t errlen)
+{
+	char name[CTL_ADDR_STRLEN];
+	struct maglev_err merr;
+	uint64_t w;
+	uint32_t i, j;
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *v = r->vips[i];
+
+		if (!v || !v->dirty || v->placement != MAGLEV_PLACEMENT_RING)
+			continue;
+		for (j = 0, w = 0; j < v->nbe; j++)
+			w += v->bes[j].weight;
+		if (maglev_ring_fits(v->vnodes, w, &merr)) {
+			ctl_format_vip(&v->key, name, sizeof(name));
+			snprintf(err, errlen, "VIP %s: %s", name, merr.msg);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 static int write_vip_info(const struct vip *v, const struct registry_ctx *ctx, char *err,

@@ -20,6 +20,7 @@
 #include "ctl_proto.h"
 #include "datapath.h"
 #include "maglev_maps.h"
+#include "maglev_table.h"
 
 /* Which health-check fields a VIP overrides (the rest follow the config). */
 enum {
@@ -40,6 +41,7 @@ struct be {
 	uint32_t weight;
 	bool drain;
 	bool up;	  /* health */
+	bool start_down;  /* added down: up at its first passing check, whatever rise says */
 	uint8_t dp_flags; /* MAGLEV_BACKEND_F_* last written to the datapath */
 	/* Counters of this index when the backend got it (indices are reused). */
 	struct maglev_backend_stats base;
@@ -48,12 +50,29 @@ struct be {
 	double pps, bps;
 };
 
+/*
+ * A rendezvous VIP's last build: the backends and the table (indices into
+ * specs) under seed. The next build only updates it (O(M) for a few
+ * changes, maglev_rendezvous_update). Shared by the registry clones that
+ * copy the VIP, freed by the last reference.
+ */
+struct rdv_memo {
+	int refs;
+	struct maglev_seed seed;
+	uint32_t n;
+	struct maglev_backend_spec *specs;
+	uint32_t table[MAGLEV_TABLE_SIZE];
+};
+
 struct vip {
 	uint32_t id;
 	struct maglev_vip_key key;
-	uint8_t encap;	     /* enum maglev_encap */
-	uint16_t gue_port;   /* host order */
-	struct hc_params hc; /* overrides, see hc_set */
+	uint8_t encap;	      /* enum maglev_encap */
+	uint16_t gue_port;    /* host order */
+	uint8_t placement;    /* enum maglev_placement: how the table is filled */
+	uint32_t vnodes;      /* ring points per unit of weight (ring only) */
+	struct rdv_memo *rdv; /* rendezvous only; NULL before the first build */
+	struct hc_params hc;  /* overrides, see hc_set */
 	uint32_t hc_set;
 	struct be *bes;
 	uint32_t nbe, cap;
@@ -143,6 +162,12 @@ int registry_be_add(struct registry *r, const struct registry_ctx *ctx, struct v
 int registry_be_del(struct registry *r, struct vip *v, const struct ctl_addr *a, char *err,
 		    size_t errlen);
 void registry_flush(struct registry *r);
+/*
+ * Whether every changed VIP's table can be built. A ring is sized by all of
+ * its backends' weights, up or not, so that no health change can later make
+ * it too large.
+ */
+int registry_check_placements(const struct registry *r, char *err, size_t errlen);
 /* Mark every VIP for a rebuild (the seed changed). */
 void registry_mark_all(struct registry *r);
 

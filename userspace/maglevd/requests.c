@@ -19,6 +19,7 @@
 #include "log.h"
 #include "maglev_hash.h"
 #include "maglev_table.h"
+#include "placement.h"
 #include "slowpath.h"
 #include "slowpath_nl.h"
 #include "state.h"
@@ -170,13 +171,51 @@ static int get_backend(json_object *req, struct ctl_addr *a, struct req_err *e)
 	return ctl_parse_addr(s, a, e->msg, sizeof(e->msg));
 }
 
+/*
+ * "placement" and "vnodes" of vip.add and vip.set, applied to v only when
+ * both are valid: vnodes belongs to the ring, so it is refused for another
+ * placement instead of being kept silently.
+ */
+static int set_placement(json_object *req, struct vip *v, struct req_err *e)
+{
+	enum maglev_placement kind = v->placement;
+	bool has_vn;
+	int64_t vn = v->vnodes;
+	const char *s;
+
+	if (get_str(req, "placement", false, &s, e) ||
+	    get_int(req, "vnodes", 1, MAGLEV_VNODES_MAX, &vn, &has_vn, e))
+		return -EINVAL;
+	if (s && maglev_placement_parse(s, &kind))
+		return fail(e, "unknown placement '%.40s' (maglev, ring or rendezvous)", s);
+	if (has_vn && kind != MAGLEV_PLACEMENT_RING)
+		return fail(e, "vnodes applies to the ring placement only (this VIP's is %s)",
+			    maglev_placement_name(kind));
+	if (kind != v->placement || (uint32_t)vn != v->vnodes)
+		v->dirty = true;
+	v->placement = kind;
+	v->vnodes = (uint32_t)vn;
+	return 0;
+}
+
 static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {
-		"vip",	      "encap",	    "gue_port",		 "port_any",
-		"check",      "check_port", "check_path",	 "check_status",
-		"check_rise", "check_fall", "check_interval_ms", "check_timeout_ms",
-		NULL};
+	static const char *const keys[] = {"vip",
+					   "encap",
+					   "gue_port",
+					   "port_any",
+					   "check",
+					   "check_port",
+					   "check_path",
+					   "check_status",
+					   "check_rise",
+					   "check_fall",
+					   "check_interval_ms",
+					   "check_timeout_ms",
+					   "placement",
+					   "vnodes",
+					   NULL};
+	struct vip probe = {.placement = MAGLEV_PLACEMENT_MAGLEV, .vnodes = MAGLEV_VNODES_DEFAULT};
 	struct maglev_vip_key key;
 	struct hc_params hc = {0};
 	uint32_t hc_set = 0;
@@ -185,6 +224,7 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	int64_t v, gue = 0;
 	uint8_t encap = MAGLEV_ENCAP_IPIP;
 	bool gue_given;
+	int ret;
 
 	if (check_keys(req, keys, e) || get_str(req, "vip", true, &s, e) ||
 	    ctl_parse_vip(s, &key, &any, e->msg, sizeof(e->msg)))
@@ -241,8 +281,28 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	OPT_INT("check_interval_ms", interval_ms, HCF_INTERVAL, 100, 3600000)
 	OPT_INT("check_timeout_ms", timeout_ms, HCF_TIMEOUT, 10, 3600000)
 #undef OPT_INT
-	return registry_vip_add(r, &d->ctx, &key, encap, (uint16_t)gue, &hc, hc_set, -1, e->msg,
-				sizeof(e->msg));
+	/* Checked on a stand-in first: a bad value must not leave a VIP behind. */
+	if (set_placement(req, &probe, e))
+		return -EINVAL;
+	ret = registry_vip_add(r, &d->ctx, &key, encap, (uint16_t)gue, &hc, hc_set, -1, e->msg,
+			       sizeof(e->msg));
+	if (ret)
+		return ret;
+	return set_placement(req, registry_find_vip(r, &key), e);
+}
+
+static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", "placement", "vnodes", NULL};
+	json_object *m;
+	struct vip *v;
+
+	if (check_keys(req, keys, e) || get_vip(d, r, req, &v, e))
+		return -EINVAL;
+	if (!json_object_object_get_ex(req, "placement", &m) &&
+	    !json_object_object_get_ex(req, "vnodes", &m))
+		return fail(e, "nothing to set: give placement or vnodes");
+	return set_placement(req, v, e);
 }
 
 static int do_vip_del(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
@@ -257,15 +317,17 @@ static int do_vip_del(struct daemon *d, struct registry *r, json_object *req, st
 
 static int do_backend_add(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {"vip", "backend", "weight", "drain", NULL};
+	static const char *const keys[] = {"vip", "backend", "weight", "drain", "start_down", NULL};
 	struct ctl_addr a;
 	int64_t weight = 1;
-	bool has, drain = false;
+	bool has, drain = false, start_down = false;
 	struct vip *v;
+	int ret;
 
 	if (check_keys(req, keys, e) || get_vip(d, r, req, &v, e) || get_backend(req, &a, e) ||
 	    get_int(req, "weight", 0, MAGLEV_WEIGHT_MAX, &weight, &has, e) ||
-	    get_bool(req, "drain", &drain, &has, e))
+	    get_bool(req, "drain", &drain, &has, e) ||
+	    get_bool(req, "start_down", &start_down, &has, e))
 		return -EINVAL;
 	if (addr_unusable(a.family, a.addr)) {
 		char bname[CTL_ADDR_STRLEN];
@@ -274,8 +336,16 @@ static int do_backend_add(struct daemon *d, struct registry *r, json_object *req
 		return fail(e, "backend %s: %s cannot be a backend", bname,
 			    addr_unusable(a.family, a.addr));
 	}
-	return registry_be_add(r, &d->ctx, v, &a, (uint32_t)weight, drain, -1, 0, e->msg,
-			       sizeof(e->msg));
+	ret = registry_be_add(r, &d->ctx, v, &a, (uint32_t)weight, drain, -1, 0, e->msg,
+			      sizeof(e->msg));
+	/* No traffic before a check has passed (health.c brings it up). */
+	if (!ret && start_down) {
+		struct be *b = &v->bes[v->nbe - 1];
+
+		b->up = false;
+		b->start_down = true;
+	}
+	return ret;
 }
 
 static int do_backend_del(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
@@ -334,9 +404,13 @@ static const struct {
 	const char *cmd;
 	mut_fn fn;
 } mutations[] = {
-	{"vip.add", do_vip_add},	 {"vip.del", do_vip_del},
-	{"backend.add", do_backend_add}, {"backend.del", do_backend_del},
-	{"backend.set", do_backend_set}, {"flush", do_flush},
+	{"vip.add", do_vip_add},
+	{"vip.del", do_vip_del},
+	{"vip.set", do_vip_set},
+	{"backend.add", do_backend_add},
+	{"backend.del", do_backend_del},
+	{"backend.set", do_backend_set},
+	{"flush", do_flush},
 };
 
 static mut_fn find_mutation(const char *cmd)
@@ -372,7 +446,7 @@ static int apply_mutation(struct daemon *d, struct registry *r, const char *cmd,
 	if (strcmp(cmd, "batch"))
 		return find_mutation(cmd)(d, r, req, e);
 	{
-		static const char *const keys[] = {"requests", NULL};
+		static const char *const keys[] = {"requests", "dry_run", NULL};
 
 		if (check_keys(req, keys, e))
 			return -EINVAL;
@@ -475,6 +549,10 @@ static json_object *vip_summary(const struct vip *v, const struct hc_params *def
 		o, "encap", json_object_new_string(v->encap == MAGLEV_ENCAP_GUE ? "gue" : "ipip"));
 	if (v->encap == MAGLEV_ENCAP_GUE)
 		json_object_object_add(o, "gue_port", json_object_new_int64(v->gue_port));
+	json_object_object_add(o, "placement",
+			       json_object_new_string(maglev_placement_name(v->placement)));
+	if (v->placement == MAGLEV_PLACEMENT_RING)
+		json_object_object_add(o, "vnodes", json_object_new_int64(v->vnodes));
 	for (i = 0; i < v->nbe; i++)
 		up += v->bes[i].up && !v->bes[i].drain && v->bes[i].weight;
 	json_object_object_add(o, "backends", json_object_new_int64(v->nbe));
@@ -704,6 +782,48 @@ static json_object *do_health(struct daemon *d, json_object *req, struct req_err
 
 static uint32_t live_table[MAGLEV_TABLE_SIZE];
 static uint32_t slot_count[MAGLEV_MAX_BACKENDS];
+/* Backend by datapath index, filled by index_bes(v, true) and emptied again
+ * by index_bes(v, false): a search per slot would be O(slots x backends).
+ */
+static const struct be *be_of_idx[MAGLEV_MAX_BACKENDS];
+
+static void index_bes(const struct vip *v, bool fill)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nbe; i++)
+		be_of_idx[v->bes[i].idx] = fill ? &v->bes[i] : NULL;
+}
+
+/*
+ * FNV-1a over each slot's backend as family (1 byte) and address (16 bytes,
+ * IPv4 zero-padded), 17 zero bytes for a slot naming none of v's backends.
+ * Backend indices are this daemon's own, addresses are not: two balancers
+ * agree on the digest exactly when every slot sends to the same backend.
+ */
+static uint64_t table_digest(const struct vip *v, const uint32_t *t)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	uint32_t i, k;
+
+	index_bes(v, true);
+	for (i = 0; i < MAGLEV_TABLE_SIZE; i++) {
+		const struct be *b = be_of_idx[t[i]];
+		uint8_t id[17] = {0};
+
+		if (b) {
+			id[0] = b->addr.family;
+			memcpy(id + 1, b->addr.addr,
+			       b->addr.family == MAGLEV_AF_INET ? 4 : sizeof(b->addr.addr));
+		}
+		for (k = 0; k < sizeof(id); k++) {
+			h ^= id[k];
+			h *= 0x100000001b3ULL;
+		}
+	}
+	index_bes(v, false);
+	return h;
+}
 
 /*
  * The live table as runs of consecutive slots with the same backend, like
@@ -712,21 +832,18 @@ static uint32_t slot_count[MAGLEV_MAX_BACKENDS];
  */
 static json_object *table_ranges(const struct vip *v, const uint32_t *table)
 {
-	/* Backend by datapath index: a search per range would be O(slots x backends). */
-	static const struct be *by_idx[MAGLEV_MAX_BACKENDS];
 	json_object *arr = json_object_new_array();
 	char name[CTL_ADDR_STRLEN];
 	uint32_t i, first = 0;
 
-	for (i = 0; i < v->nbe; i++)
-		by_idx[v->bes[i].idx] = &v->bes[i];
+	index_bes(v, true);
 	for (i = 1; i <= MAGLEV_TABLE_SIZE; i++) {
 		const struct be *b;
 		json_object *ro;
 
 		if (i < MAGLEV_TABLE_SIZE && table[i] == table[first])
 			continue;
-		b = by_idx[table[first]];
+		b = be_of_idx[table[first]];
 		ro = json_object_new_object();
 		json_object_object_add(ro, "first", json_object_new_int64(first));
 		json_object_object_add(ro, "last", json_object_new_int64(i - 1));
@@ -736,8 +853,7 @@ static json_object *table_ranges(const struct vip *v, const uint32_t *table)
 		json_object_array_add(arr, ro);
 		first = i;
 	}
-	for (i = 0; i < v->nbe; i++)
-		by_idx[v->bes[i].idx] = NULL;
+	index_bes(v, false);
 	return arr;
 }
 
@@ -773,6 +889,10 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 	json_object_object_add(o, "size", json_object_new_int64(MAGLEV_TABLE_SIZE));
 	json_object_object_add(o, "table_gen", json_object_new_uint64(v->table_gen));
 	json_object_object_add(o, "rebuild_ms", json_object_new_double(v->rebuild_ms));
+	json_object_object_add(o, "placement",
+			       json_object_new_string(maglev_placement_name(v->placement)));
+	snprintf(name, sizeof(name), "%016llx", (unsigned long long)table_digest(v, live_table));
+	json_object_object_add(o, "digest", json_object_new_string(name));
 	arr = json_object_new_array();
 	for (i = 0; i < v->nbe; i++) {
 		const struct be *b = &v->bes[i];
@@ -928,21 +1048,26 @@ static json_object *do_lookup(struct daemon *d, json_object *req, struct req_err
 	return o;
 }
 
+/* An ok answer whose "vips" holds every VIP of r as "dump" shows them. */
+static json_object *dump_reply(const struct registry *r)
+{
+	json_object *o = ok_reply(), *arr = json_object_new_array();
+	uint32_t i;
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
+		if (r->vips[i])
+			json_object_array_add(arr, state_vip_json(r->vips[i], false));
+	json_object_object_add(o, "vips", arr);
+	return o;
+}
+
 static json_object *do_dump(struct daemon *d, json_object *req, struct req_err *e)
 {
 	static const char *const keys[] = {NULL};
-	json_object *o, *arr;
-	uint32_t i;
 
 	if (check_keys(req, keys, e))
 		return NULL;
-	o = ok_reply();
-	arr = json_object_new_array();
-	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
-		if (d->reg->vips[i])
-			json_object_array_add(arr, state_vip_json(d->reg->vips[i], false));
-	json_object_object_add(o, "vips", arr);
-	return o;
+	return dump_reply(d->reg);
 }
 
 static json_object *do_status(struct daemon *d, json_object *req, struct req_err *e)
@@ -969,16 +1094,80 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 	json_object_object_add(o, "pin_dir", json_object_new_string(d->cfg.pin_dir));
 	json_object_object_add(o, "state_file", json_object_new_string(d->cfg.state_file));
 	status_json(d, o);
+	json_object_object_add(o, "health_checks_unknown",
+			       json_object_new_uint64(health_unknown_total()));
+	json_object_object_add(o, "announce", announce_json(d));
 	return o;
+}
+
+/* Reload the config file and answer with the result (systemctl reload). */
+static json_object *do_reload(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {NULL};
+	char err[512];
+	json_object *o;
+
+	if (check_keys(req, keys, e))
+		return NULL;
+	if (daemon_reload(d, err, sizeof(err))) {
+		fail(e, "%s", err);
+		return NULL;
+	}
+	o = ok_reply();
+	json_object_object_add(o, "config", json_object_new_string(d->config_path));
+	return o;
+}
+
+/* {"cmd":"announce"} shows, {"cmd":"announce","state":"on"|"off"} sets too. */
+static json_object *do_announce(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"state", NULL};
+	json_object *o;
+	const char *s;
+
+	if (check_keys(req, keys, e) || get_str(req, "state", false, &s, e))
+		return NULL;
+	if (s && strcmp(s, "on") && strcmp(s, "off")) {
+		fail(e, "announce state '%.20s': want on or off", s);
+		return NULL;
+	}
+	if (s && announce_set(d, !strcmp(s, "on"), e->msg, sizeof(e->msg)))
+		return NULL;
+	o = ok_reply();
+	json_object_object_add(o, "announce", announce_json(d));
+	return o;
+}
+
+/* Whether an answered request changed something (audit.h): reload always,
+ * announce when it sets a state.
+ */
+static bool always_a_change(json_object *req)
+{
+	(void)req;
+	return true;
+}
+
+static bool sets_state(json_object *req)
+{
+	return json_object_object_get_ex(req, "state", NULL);
 }
 
 static const struct {
 	const char *cmd;
 	json_object *(*fn)(struct daemon *d, json_object *req, struct req_err *e);
+	bool (*is_change)(json_object *req); /* NULL: a query only */
 } queries[] = {
-	{"vip.list", do_vip_list}, {"vip.show", do_vip_show}, {"backend.list", do_backend_list},
-	{"stats", do_stats},	   {"health", do_health},     {"table", do_table},
-	{"lookup", do_lookup},	   {"dump", do_dump},	      {"status", do_status},
+	{"vip.list", do_vip_list, NULL},
+	{"vip.show", do_vip_show, NULL},
+	{"backend.list", do_backend_list, NULL},
+	{"stats", do_stats, NULL},
+	{"health", do_health, NULL},
+	{"table", do_table, NULL},
+	{"lookup", do_lookup, NULL},
+	{"dump", do_dump, NULL},
+	{"status", do_status, NULL},
+	{"reload", do_reload, always_a_change},
+	{"announce", do_announce, sets_state},
 };
 
 static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_object *req,
@@ -992,9 +1181,16 @@ static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_o
 		fail(e, "request must be a JSON object with a 'cmd' string");
 		return NULL;
 	}
-	for (i = 0; i < sizeof(queries) / sizeof(queries[0]); i++)
-		if (!strcmp(queries[i].cmd, cmd))
-			return queries[i].fn(d, req, e);
+	for (i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+		json_object *o;
+
+		if (strcmp(queries[i].cmd, cmd))
+			continue;
+		o = queries[i].fn(d, req, e);
+		if (o && queries[i].is_change && queries[i].is_change(req))
+			audit_accepted(peer, cmd, req);
+		return o;
+	}
 	if (strcmp(cmd, "batch") && !find_mutation(cmd)) {
 		fail(e, "unknown command '%.40s'", cmd);
 		return NULL;
@@ -1004,9 +1200,27 @@ static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_o
 		fail(e, "out of memory");
 		return NULL;
 	}
-	if (apply_mutation(d, next, cmd, req, e)) {
+	if (apply_mutation(d, next, cmd, req, e) ||
+	    registry_check_placements(next, e->msg, sizeof(e->msg))) {
 		registry_free(next);
 		return NULL;
+	}
+	/* A dry run (restore --dry-run): validated whole, answered with the
+	 * state it would give, never committed.
+	 */
+	if (!strcmp(cmd, "batch")) {
+		bool dry = false, has;
+		json_object *o;
+
+		if (get_bool(req, "dry_run", &dry, &has, e)) {
+			registry_free(next);
+			return NULL;
+		}
+		if (dry) {
+			o = dump_reply(next);
+			registry_free(next);
+			return o;
+		}
 	}
 	if (daemon_commit(d, next, e->msg, sizeof(e->msg)))
 		return NULL;

@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "maglev_table.h"
+#include "placement.h"
 #include "state.h"
 
 #define STATE_MAX_FILE (64u << 20)
@@ -39,6 +40,10 @@ json_object *state_vip_json(const struct vip *v, bool with_ids)
 		o, "encap", json_object_new_string(v->encap == MAGLEV_ENCAP_GUE ? "gue" : "ipip"));
 	if (v->encap == MAGLEV_ENCAP_GUE)
 		json_object_object_add(o, "gue_port", json_object_new_int64(v->gue_port));
+	json_object_object_add(o, "placement",
+			       json_object_new_string(maglev_placement_name(v->placement)));
+	if (v->placement == MAGLEV_PLACEMENT_RING)
+		json_object_object_add(o, "vnodes", json_object_new_int64(v->vnodes));
 	chk = json_object_new_object();
 	if (v->hc_set & HCF_TYPE)
 		json_object_object_add(chk, "type",
@@ -162,16 +167,24 @@ int state_write(const char *path, const char *text, size_t len, char *err, size_
 	return ret;
 }
 
+/* state_render, with err set when it fails. */
+static char *render(const struct registry *r, size_t *len, char *err, size_t errlen)
+{
+	char *text = state_render(r, len);
+
+	if (!text)
+		snprintf(err, errlen, "out of memory");
+	return text;
+}
+
 int state_save(const char *path, const struct registry *r, char *err, size_t errlen)
 {
 	size_t len = 0;
-	char *text = state_render(r, &len);
+	char *text = render(r, &len, err, errlen);
 	int ret;
 
-	if (!text) {
-		snprintf(err, errlen, "out of memory");
+	if (!text)
 		return -ENOMEM;
-	}
 	ret = state_write(path, text, len, err, errlen);
 	free(text);
 	return ret;
@@ -276,6 +289,8 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 	struct hc_params hc = {0};
 	uint32_t hc_set = 0;
 	uint8_t encap = MAGLEV_ENCAP_IPIP;
+	enum maglev_placement pk;
+	uint64_t vn = MAGLEV_VNODES_DEFAULT;
 	bool any;
 	struct vip *v;
 	size_t i, n;
@@ -307,6 +322,21 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 			     errlen))
 		return -EINVAL;
 	v = r->vips[id];
+	/* Absent in files from before placements: maglev, as then. */
+	if (get_member(vo, "placement", json_type_string, false, &m, err, errlen))
+		return -EINVAL;
+	if (m && maglev_placement_parse(json_object_get_string(m), &pk)) {
+		snprintf(err, errlen, "unknown placement '%.40s'", json_object_get_string(m));
+		return -EINVAL;
+	}
+	v->placement = m ? pk : MAGLEV_PLACEMENT_MAGLEV;
+	if (get_uint(vo, "vnodes", false, MAGLEV_VNODES_MAX, &vn, err, errlen))
+		return -EINVAL;
+	if (!vn) {
+		snprintf(err, errlen, "'vnodes' out of range");
+		return -EINVAL;
+	}
+	v->vnodes = (uint32_t)vn;
 	if (get_member(vo, "base", json_type_object, false, &base, err, errlen))
 		return -EINVAL;
 	if (base) {
@@ -417,6 +447,11 @@ int state_parse(const char *text, size_t len, const struct registry_ctx *ctx, st
 			goto bad;
 		}
 	}
+	/* What a request would refuse, a state file may not smuggle in. */
+	if (registry_check_placements(r, e, sizeof(e))) {
+		snprintf(err, errlen, "%s", e);
+		goto bad;
+	}
 	json_object_put(root);
 	*out = r;
 	return 0;
@@ -426,8 +461,27 @@ bad:
 	return -EINVAL;
 }
 
-int state_load(const char *path, const struct registry_ctx *ctx, struct registry **out, char *err,
-	       size_t errlen)
+int state_check_config(const struct registry *r, const struct maglevd_config *cfg, char *err,
+		       size_t errlen)
+{
+	/* No datapath: the parse only validates; ids and indices come from r. */
+	const struct registry_ctx ctx = {.dp = NULL, .cfg = cfg};
+	struct registry *check = NULL;
+	size_t len = 0;
+	char *text = render(r, &len, err, errlen);
+	int ret;
+
+	if (!text)
+		return -ENOMEM;
+	/* The same parser as the start: what it refuses, a reload refuses. */
+	ret = state_parse(text, len, &ctx, &check, err, errlen);
+	registry_free(check);
+	free(text);
+	return ret;
+}
+
+int state_load(const char *path, const struct registry_ctx *ctx, struct registry **out,
+	       bool *missing, char *err, size_t errlen)
 {
 	struct stat st;
 	char *buf;
@@ -435,9 +489,11 @@ int state_load(const char *path, const struct registry_ctx *ctx, struct registry
 	ssize_t n;
 	int fd, r;
 
+	*missing = false;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT) {
+			*missing = true;
 			*out = registry_new();
 			return *out ? 0 : -ENOMEM;
 		}

@@ -32,12 +32,22 @@ void state_writer_submit(struct registry *snap);
 /* Wait until everything submitted is on disk; returns failures so far. */
 uint64_t state_writer_flush(void);
 uint64_t state_writer_failures(void);
-/* Load path into a new registry (*out). A missing file gives an empty one. */
-int state_load(const char *path, const struct registry_ctx *ctx, struct registry **out, char *err,
-	       size_t errlen);
+/* Load path into a new registry (*out). A missing file gives an empty one
+ * and sets *missing (the caller decides whether empty is believable).
+ */
+int state_load(const char *path, const struct registry_ctx *ctx, struct registry **out,
+	       bool *missing, char *err, size_t errlen);
 /* Parse state JSON text (for state_load and tests). */
 int state_parse(const char *text, size_t len, const struct registry_ctx *ctx, struct registry **out,
 		char *err, size_t errlen);
+
+/*
+ * Whether the state file of r would load under cfg (limits, health-check
+ * settings), as the next start will check it: 0, or -EINVAL with err
+ * naming the VIP and the problem.
+ */
+int state_check_config(const struct registry *r, const struct maglevd_config *cfg, char *err,
+		       size_t errlen);
 
 /* JSON of one VIP's settings (shared with the control protocol's "dump"). */
 json_object *state_vip_json(const struct vip *v, bool with_ids);

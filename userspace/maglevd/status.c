@@ -50,8 +50,13 @@ const char *status_slowpath(void)
 void status_reload_done(struct daemon *d, const char *err)
 {
 	d->last_reload_time = time(NULL);
-	d->last_reload_ok = !err;
-	snprintf(d->last_reload_err, sizeof(d->last_reload_err), "%s", err ? err : "");
+	if (err) {
+		d->reload_failures++;
+		snprintf(d->reload_error, sizeof(d->reload_error), "%s", err);
+	} else {
+		d->reloads++;
+		d->reload_error[0] = '\0';
+	}
 }
 
 static json_object *mac_json(const uint8_t *m)
@@ -88,6 +93,15 @@ void status_json(struct daemon *d, json_object *o)
 			       json_object_new_string(d->cfg.nexthop_auto ? "auto" : "static"));
 	json_object_object_add(o, "default_seed", json_object_new_boolean(d->cfg.seed_default));
 	json_object_object_add(o, "slowpath", json_object_new_string(status_slowpath()));
+	/* The last reload, one record (status_reload_done()) in two shapes:
+	 * the flat counters and error of "maglevctl reload", and last_reload
+	 * with its time.
+	 */
+	json_object_object_add(o, "reloads", json_object_new_uint64(d->reloads));
+	json_object_object_add(o, "reload_failures", json_object_new_uint64(d->reload_failures));
+	if (d->reload_error[0])
+		json_object_object_add(o, "last_reload_error",
+				       json_object_new_string(d->reload_error));
 	rl = json_object_new_object();
 	json_object_object_add(rl, "count", json_object_new_uint64(d->reloads));
 	json_object_object_add(rl, "failures", json_object_new_uint64(d->reload_failures));
@@ -96,10 +110,10 @@ void status_json(struct daemon *d, json_object *o)
 
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&d->last_reload_time));
 		json_object_object_add(rl, "time", json_object_new_string(when));
-		json_object_object_add(rl, "ok", json_object_new_boolean(d->last_reload_ok));
-		if (!d->last_reload_ok)
+		json_object_object_add(rl, "ok", json_object_new_boolean(!d->reload_error[0]));
+		if (d->reload_error[0])
 			json_object_object_add(rl, "error",
-					       json_object_new_string(d->last_reload_err));
+					       json_object_new_string(d->reload_error));
 	}
 	json_object_object_add(o, "last_reload", rl);
 }

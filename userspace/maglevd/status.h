@@ -17,7 +17,7 @@
 const char *status_xdp_mode(const char *ifname, uint32_t *prog_id);
 /* "in sync", "loaded, not in sync" (maglevd retries) or "not loaded". */
 const char *status_slowpath(void);
-/* Record a reload's outcome: err NULL on success. */
+/* Record a reload's outcome (daemon_reload()): err NULL on success. */
 void status_reload_done(struct daemon *d, const char *err);
 /* Add the fields above to a status answer. */
 void status_json(struct daemon *d, json_object *o);

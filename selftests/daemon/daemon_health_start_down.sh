@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# backend add --start-down: the backend is down from the start (no slot, no
+# datapath flags, no client flow goes to it) and stays so while its checks
+# fail; its first passing check brings it up, before `rise` passes; with
+# --check none it is up at once. A backend added without it is up at once.
+. "$(dirname "$0")/lib.sh"
+
+setup_net || skip_all "cannot create namespaces/veth"
+# The backends are local addresses of the balancer (checks go to them).
+lbx ip route add local 198.51.100.0/24 dev lo
+write_conf "health_via_encap no"
+start_daemon || { nok "maglevd starts"; t_done; }
+ok "maglevd starts"
+
+EXTRA_PIDS=
+# flows_to SPORTS BACKEND: how many of the flows from SPORTS went to BACKEND.
+flows_to() {
+	pktio --dst 192.0.2.50 --dport 5000 --sports "$1" --count 1 |
+		jq --arg b "$2" '[.flows[] | select(has($b))] | length'
+}
+
+V=192.0.2.50:5000/udp
+listen_tcp "$NS_LB" 198.51.100.51 5000 || nok "listener on 198.51.100.51:5000"
+ctl vip add $V --check tcp --check-port 5000 --check-interval 300 --check-timeout 200 --rise 3 --fall 2
+ctl backend add $V 198.51.100.51
+check "backend add --start-down is accepted" ctl backend add $V 198.51.100.52 --start-down
+check "it is down from the start, marked start_down" \
+	[ "$(field $V 198.51.100.52 '.state + " " + (.start_down|tostring)')" = "down true" ]
+check "no slot in the live table, no flags in the datapath" \
+	bash -c "[ '$(slots $V 198.51.100.52)' = 0 ] && [ -z '$(flags $V 198.51.100.52)' ]"
+SP1=$(seq -s, 41000 41039)
+check "40 new flows: every one to the other backend, none to it" \
+	bash -c "[ $(flows_to "$SP1" 198.51.100.51) -eq 40 ] && [ $(flows_to "$SP1" 198.51.100.52) -eq 0 ]"
+sleep 1
+check "its checks fail (nothing listens): still down after 1 s, still no slot" \
+	bash -c "[ \"\$($MAGLEVCTL -j health $V | jq -r '.backends[] | select(.backend == \"198.51.100.52\") | .state + \" \" + .last_result')\" = 'down fail' ] && \
+		 [ $(slots $V 198.51.100.52) -eq 0 ]"
+
+listen_tcp "$NS_LB" 198.51.100.52 5000 || nok "listener on 198.51.100.52:5000"
+seen=
+end=$((SECONDS + 5))
+while [ $SECONDS -le $end ]; do
+	st=$(field $V 198.51.100.52 '.state + " " + (.checks_ok|tostring)')
+	case "$st" in up*) seen=$st && break ;; esac
+	sleep 0.03
+done
+diag "first seen up: ${seen:-never} (state, passed checks)"
+check "its first passing check brings it up, before rise 3 passes" \
+	bash -c "[ -n '$seen' ] && [ ${seen#up } -lt 3 ]"
+check "up: in the live table with UP flags, start_down gone" \
+	bash -c "[ $(slots $V 198.51.100.52) -gt 20000 ] && [ \"$(flags $V 198.51.100.52)\" = UP ] && \
+		 [ \"\$($MAGLEVCTL -j health $V | jq '.backends[] | select(.backend == \"198.51.100.52\") | has(\"start_down\")')\" = false ]"
+SP2=$(seq -s, 42000 42039)
+check "40 new flows: now some go to it" [ "$(flows_to "$SP2" 198.51.100.52)" -gt 0 ]
+
+ctl backend add $V 198.51.100.53
+check "without --start-down a backend (no listener) is up at once, in the table" \
+	bash -c "[ $(field $V 198.51.100.53 .state) = up ] && [ $(slots $V 198.51.100.53) -gt 0 ]"
+
+N=192.0.2.51:5000/udp
+ctl vip add $N --check none
+ctl backend add $N 198.51.100.60 --start-down
+check "--check none: a --start-down backend is up within a tick" wait_state $N 198.51.100.60 up 1
+stop_daemon
+t_done

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Health verdicts wait here for the end of the tick, then reach the
+ * registry in one commit: a VIP's table is rebuilt once for all of its
+ * backends that changed, however many died at once. One commit per verdict
+ * rebuilt the table 300 times when 300 backends died together, and verdicts
+ * found inside the tick (timeouts) landed one per tick, 30 s for 300.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "log.h"
+
+struct verdict {
+	uint32_t vip_id, idx, gen;
+	bool up;
+	char why[96];
+};
+
+static struct verdict *q;
+static uint32_t nq, capq;
+/* 1 + position in q of the verdict waiting for a backend index; 0: none. */
+static uint32_t pos[MAGLEV_MAX_BACKENDS];
+
+bool health_verdict_pending(uint32_t idx, uint32_t gen, bool *up)
+{
+	const struct verdict *w = pos[idx] ? &q[pos[idx] - 1] : NULL;
+
+	if (!w || w->gen != gen)
+		return false;
+	*up = w->up;
+	return true;
+}
+
+void health_verdict(uint32_t vip_id, uint32_t idx, uint32_t gen, bool up, const char *why)
+{
+	struct verdict *w;
+
+	if (!pos[idx]) {
+		if (nq == capq) {
+			uint32_t cap = capq ? capq * 2 : 64;
+
+			w = realloc(q, cap * sizeof(*q));
+			if (!w) {
+				log_err("health: out of memory queueing a state change");
+				return;
+			}
+			q = w;
+			capq = cap;
+		}
+		pos[idx] = ++nq;
+	}
+	/* A later verdict for the same backend replaces the earlier one. */
+	w = &q[pos[idx] - 1];
+	w->vip_id = vip_id;
+	w->idx = idx;
+	w->gen = gen;
+	w->up = up;
+	snprintf(w->why, sizeof(w->why), "%s", why);
+}
+
+/* Flip the backends of v that have a verdict; returns how many changed. */
+static uint32_t apply_vip(struct vip *v)
+{
+	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN];
+	uint32_t i, n = 0;
+
+	ctl_format_vip(&v->key, vname, sizeof(vname));
+	for (i = 0; i < v->nbe; i++) {
+		struct be *b = &v->bes[i];
+		const struct verdict *w = pos[b->idx] ? &q[pos[b->idx] - 1] : NULL;
+
+		/* A verdict for an index since given to another backend is stale. */
+		if (!w || w->gen != b->gen || w->vip_id != v->id || w->up == b->up)
+			continue;
+		b->up = w->up;
+		b->start_down = false;
+		n++;
+		ctl_format_addr(&b->addr, bname, sizeof(bname));
+		log_info("health: backend %s of %s is %s (%s)", bname, vname, b->up ? "up" : "down",
+			 w->why);
+	}
+	if (n)
+		v->dirty = true;
+	return n;
+}
+
+void health_verdicts_apply(struct daemon *d)
+{
+	static bool seen[MAGLEV_MAX_VIPS];
+	struct registry *next;
+	uint32_t i, n = 0, nvips = 0;
+	char err[300];
+
+	if (!nq)
+		return;
+	next = registry_clone(d->reg);
+	if (!next) {
+		log_err("health: out of memory applying %u state changes", nq);
+		goto out;
+	}
+	for (i = 0; i < nq; i++) {
+		struct vip *v = next->vips[q[i].vip_id];
+		uint32_t c;
+
+		if (!v || seen[v->id])
+			continue;
+		seen[v->id] = true;
+		c = apply_vip(v);
+		n += c;
+		nvips += c > 0;
+	}
+	if (!n) {
+		registry_free(next);
+		goto out;
+	}
+	if (daemon_commit(d, next, err, sizeof(err)))
+		log_err("health: applying %u state changes: %s", n, err);
+	else if (n > 1)
+		log_info("health: %u state changes in one commit (%u VIP table%s rebuilt)", n,
+			 nvips, nvips == 1 ? "" : "s");
+out:
+	for (i = 0; i < nq; i++) {
+		seen[q[i].vip_id] = false;
+		pos[q[i].idx] = 0;
+	}
+	nq = 0;
+}
