@@ -50,7 +50,7 @@ int maglev_conn_census(struct maglev_dp *dp, struct conn_census *c)
 	__u32 ilen = sizeof(info), zero = 0, i;
 	size_t len, page = (size_t)sysconf(_SC_PAGESIZE);
 	struct timespec ts;
-	uint64_t now;
+	uint64_t now, tcp_closed_ns;
 	int w, ret;
 
 	if (cfd < 0 || kfd < 0 || bfd < 0)
@@ -72,6 +72,7 @@ int maglev_conn_census(struct maglev_dp *dp, struct conn_census *c)
 		ret = -errno;
 		goto out;
 	}
+	tcp_closed_ns = maglev_dp_tcp_closed_ns(dp);
 	memset(c, 0, sizeof(*c));
 	c->slots = (uint64_t)info.max_entries * MAGLEV_CONN_WAYS;
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC. */
@@ -102,6 +103,12 @@ int maglev_conn_census(struct maglev_dp *dp, struct conn_census *c)
 			if (s->key.proto == IPPROTO_UDP && mc.udp_idle_ns &&
 			    now > s->conn.last_seen_ns &&
 			    now - s->conn.last_seen_ns > mc.udp_idle_ns)
+				continue;
+			/* Closed by the client (FIN/RST) longer ago than tcp_closed_ns:
+			 * the datapath takes it for a new flow and may reuse the way.
+			 */
+			if ((s->flags & MAGLEV_CONN_F_CLOSING) && now > s->conn.last_seen_ns &&
+			    now - s->conn.last_seen_ns > tcp_closed_ns)
 				continue;
 			c->live++;
 			c->per_backend[idx]++;

@@ -18,8 +18,9 @@ struct conn_census {
 	uint64_t entries; /* slots holding an intact entry */
 	/*
 	 * Entries the datapath would still follow: their backend's generation
-	 * is current and it is up or draining, and (UDP) not idle past the
-	 * datapath's udp_idle_ns. per_backend[idx] counts them by backend index.
+	 * is current and it is up or draining, (UDP) not idle past the
+	 * datapath's udp_idle_ns, and (TCP) not closed by the client longer
+	 * than tcp_closed_ns ago. per_backend[idx] counts them by backend index.
 	 */
 	uint64_t live;
 	uint32_t per_backend[MAGLEV_MAX_BACKENDS];

@@ -354,6 +354,11 @@ int maglev_dp_get_config(struct maglev_dp *dp, struct maglev_config *cfg)
 	return ret_errno(bpf_map_lookup_elem(map_fd(dp->skel->maps.maglev_cfg), &zero, cfg));
 }
 
+uint64_t maglev_dp_tcp_closed_ns(const struct maglev_dp *dp)
+{
+	return dp->skel->rodata->maglev_tcp_closed_ns;
+}
+
 static int vip_key_valid(const struct maglev_vip_key *key)
 {
 	if (key->proto != IPPROTO_TCP && key->proto != IPPROTO_UDP)

@@ -44,6 +44,8 @@ int maglev_dp_detach(struct maglev_dp *dp, int ifindex);
 
 int maglev_dp_set_config(struct maglev_dp *dp, const struct maglev_config *cfg);
 int maglev_dp_get_config(struct maglev_dp *dp, struct maglev_config *cfg);
+/* How long a closing TCP entry holds its backend (maglev_dp_opts.tcp_closed_ns as loaded). */
+uint64_t maglev_dp_tcp_closed_ns(const struct maglev_dp *dp);
 
 int maglev_dp_vip_set(struct maglev_dp *dp, const struct maglev_vip_key *key,
 		      const struct maglev_vip_info *info);
