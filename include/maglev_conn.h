@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Connection table layout, shared by the XDP program (bpf/) and the datapath
- * library (userspace/lib/datapath.c); nobody else reads the table directly
- * (maglev_dp_conn_lookup / _delete / _flush are the API).
+ * library (userspace/lib/datapath.c, and conn_census.c, which counts it);
+ * nobody else reads the table directly (maglev_dp_conn_lookup / _delete /
+ * _flush / maglev_conn_census are the API).
  *
  * The table is a set-associative array: an ARRAY map of buckets, each
  * holding MAGLEV_CONN_WAYS flows. Every lookup, insert and refresh is an

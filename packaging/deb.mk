@@ -4,7 +4,7 @@
 # project's (scripts/version) made a valid one: a tag v1.2-3-gabc gives
 # 1.2.3.gabc; an untagged commit 0~gitDATE.HASH, which sorts by date.
 DEB_DIR := $(BUILD)/deb
-DEB_MAINT := maglev-lb developers <maglev-lb@localhost>
+DEB_MAINT := maglev-lb developers <maglev-lb@example.org>
 
 .PHONY: deb
 deb:

@@ -284,20 +284,21 @@ done
 check "--help exits 0 with a usage text for every object and command" [ $help_ok -eq 0 ]
 out=$("$MAGLEVCTL" -s "$TDIR/nothing.sock" vip list 2>&1)
 rc=$?
-check "without a daemon: exit 1 and a clear message" \
-	bash -c "[ $rc -eq 1 ] && echo '$out' | grep -q 'maglevd is not running'"
-json_reject() { # json_reject ARGS...: exit 1 and {"ok":false,"error":...} on stdout
-	local out rc
+check "without a daemon: exit 3 and a clear message" \
+	bash -c "[ $rc -eq 3 ] && echo '$out' | grep -q 'maglevd is not running'"
+json_reject() { # json_reject [-rc N] ARGS...: exit N (1) and {"ok":false,"error":...} on stdout
+	local out rc want=1
+	[ "$1" = -rc ] && want=$2 && shift 2
 	out=$("$MAGLEVCTL" -j "$@" 2>/dev/null)
 	rc=$?
-	[ $rc -eq 1 ] && echo "$out" | jqt '.ok == false and (.error | length) > 0' >/dev/null
+	[ $rc -eq "$want" ] && echo "$out" | jqt '.ok == false and (.error | length) > 0' >/dev/null
 }
 check "-j: a value maglevctl itself rejects is answered in JSON (exit 1)" \
 	json_reject backend add $V4 198.51.100.70 --weight abc
 check "-j: a restore file rejected before sending is answered in JSON (exit 1)" \
 	json_reject restore "$TDIR/bad2"
-check "-j: without a daemon the answer is JSON too (exit 1)" \
-	json_reject -s "$TDIR/nothing.sock" vip list
+check "-j: without a daemon the answer is JSON too (exit 3)" \
+	json_reject -rc 3 -s "$TDIR/nothing.sock" vip list
 
 # --- metrics -----------------------------------------------------------------------------
 M=$TDIR/metrics.txt

@@ -164,7 +164,7 @@ CHURN = {
 }
 POOL = ["198.51.100.%d" % i for i in range(10, 42)]
 TRANSPORT = re.compile(r"not running|cannot connect|sending to maglevd|no answer from maglevd|"
-                       r"reading from maglevd|garbled answer")
+                       r"reading from maglevd|garbled answer|closed the connection")
 TABLE_SIZE = 65537
 F_UP, F_DRAIN = 1, 2
 
@@ -339,9 +339,11 @@ def run_op(ctl, op, path):
                        stderr=subprocess.PIPE, text=True)
     t1 = time.time()
     msg = p.stderr.strip()
+    # maglevctl(8) EXIT STATUS: 3 no daemon (nothing sent), 4 sent but no
+    # answer. Both are what a kill causes; the model treats them alike.
     if p.returncode == 0:
         res = "acked"
-    elif p.returncode == 1 and TRANSPORT.search(msg):
+    elif p.returncode in (3, 4) and TRANSPORT.search(msg):
         res = "unknown"
     elif p.returncode == 1:
         res = "rejected"

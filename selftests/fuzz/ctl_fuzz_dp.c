@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "ctl_fuzz.h"
+#include "maglev_conn.h"
 
 static char fake_dp_storage;
 struct maglev_dp *const ctl_fuzz_dp = (struct maglev_dp *)&fake_dp_storage;
@@ -104,6 +105,11 @@ int maglev_dp_get_config(struct maglev_dp *dp, struct maglev_config *cfg)
 	cfg->seed_k0 = 0x0123456789abcdefULL;
 	cfg->seed_k1 = 0xfedcba9876543210ULL;
 	return 0;
+}
+
+uint64_t maglev_dp_tcp_closed_ns(const struct maglev_dp *dp)
+{
+	return MAGLEV_TCP_CLOSED_NS_DEFAULT;
 }
 
 /* Slots cycle over indices 0..7 (0 and stale indices included on purpose). */

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # make deb (packaging/deb.mk): maglev-lb and maglev-lb-dkms built by
 # dpkg-buildpackage from HEAD, unpacked (never installed on this machine)
-# and checked: a valid version naming HEAD, every file in its Debian place,
-# the shared libraries in Depends, the packaged maglevd runs and checks the
-# packaged example, the service is neither enabled nor started, and the
+# and checked: lintian finds no errors, a valid version naming HEAD, every
+# file in its Debian place, the shared libraries in Depends, the packaged
+# maglevd runs and checks the packaged example, the service is neither enabled nor started, and the
 # DKMS source builds the slow-path module against Debian's kernel headers
 # (in a DKMS tree of the test's own).
 . "$(dirname "$0")/lib.sh"
@@ -30,6 +30,14 @@ ok "make deb"
 DEB=$(ls "$BUILD_DIR"/deb/maglev-lb_*_amd64.deb 2>/dev/null)
 DKMS=$(ls "$BUILD_DIR"/deb/maglev-lb-dkms_*_all.deb 2>/dev/null)
 check "maglev-lb (amd64) and maglev-lb-dkms (all) built" [ -f "$DEB" -a -f "$DKMS" ]
+if command -v lintian >/dev/null; then
+	lintian --tag-display-limit 0 --fail-on error "$BUILD_DIR"/deb/*.deb >"$T/lintian" 2>&1
+	rc=$?
+	grep -E '^[EW]:' "$T/lintian" | sed 's/^/# /'
+	check "lintian reports no errors on the built packages" [ $rc = 0 ]
+else
+	nok "lintian installed (scripts/install-deps)"
+fi
 V=$(dpkg-deb -f "$DEB" Version)
 check "version $V is a valid Debian version naming HEAD ($HEADVER)" \
 	bash -c "dpkg --validate-version '$V' && [[ '$V' == *'$HEADVER'* ]] &&

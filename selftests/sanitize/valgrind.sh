@@ -54,7 +54,7 @@ vg_case "maglevctl with an unknown object (usage error)" 2 "$MAGLEVCTL" frobnica
 vg_case "maglevctl vip add without a VIP (usage error)" 2 "$MAGLEVCTL" vip add
 vg_case "maglevctl vip add with an unknown option (usage error)" 2 \
 	"$MAGLEVCTL" vip add 192.0.2.10:80/tcp --weight 3
-vg_case "maglevctl -j vip list without a daemon" 1 "$MAGLEVCTL" -j vip list
+vg_case "maglevctl -j vip list without a daemon" 3 "$MAGLEVCTL" -j vip list
 check "the error says no daemon listens" grep -q 'not running' "$TDIR/err"
 
 # --- maglevd under valgrind ----------------------------------------------------

@@ -272,6 +272,14 @@ static int wait_fd(int fd, short events, long long deadline)
 
 int ctl_call(const char *path, json_object *req, json_object **resp, char *err, size_t errlen)
 {
+	bool sent;
+
+	return ctl_call_ex(path, req, resp, &sent, err, errlen);
+}
+
+int ctl_call_ex(const char *path, json_object *req, json_object **resp, bool *sent, char *err,
+		size_t errlen)
+{
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	long long deadline = now_ms() + CTL_CALL_TIMEOUT_MS;
 	size_t len, off = 0, cap = 65536;
@@ -282,6 +290,7 @@ int ctl_call(const char *path, json_object *req, json_object **resp, char *err, 
 	ssize_t n;
 
 	*resp = NULL;
+	*sent = false;
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		snprintf(err, errlen, "socket path too long: %s", path);
 		return -ENAMETOOLONG;
@@ -325,6 +334,7 @@ int ctl_call(const char *path, json_object *req, json_object **resp, char *err, 
 			goto out;
 		}
 		off += (size_t)n;
+		*sent = true;
 	}
 
 	buf = malloc(cap);
@@ -366,8 +376,15 @@ int ctl_call(const char *path, json_object *req, json_object **resp, char *err, 
 			snprintf(err, errlen, "reading from maglevd: %s", strerror(errno));
 			goto out;
 		}
-		if (n == 0)
+		if (n == 0) {
+			if (!off) {
+				r = -ECONNRESET;
+				snprintf(err, errlen,
+					 "maglevd closed the connection without answering");
+				goto out;
+			}
 			break;
+		}
 		off += (size_t)n;
 		if (buf[off - 1] == '\n')
 			break;

@@ -63,6 +63,12 @@ int ctl_parse_uint(const char *s, const char *what, uint64_t min, uint64_t max, 
  * timeout, garbage).
  */
 int ctl_call(const char *path, json_object *req, json_object **resp, char *err, size_t errlen);
+/*
+ * ctl_call, and on failure *sent says whether any of the request reached
+ * the daemon: if not, nothing changed; if so, the outcome is unknown.
+ */
+int ctl_call_ex(const char *path, json_object *req, json_object **resp, bool *sent, char *err,
+		size_t errlen);
 
 /* The socket path a client uses: explicit, else $MAGLEV_SOCKET, else default. */
 const char *ctl_socket_path(const char *explicit_path);

@@ -354,6 +354,11 @@ int maglev_dp_get_config(struct maglev_dp *dp, struct maglev_config *cfg)
 	return ret_errno(bpf_map_lookup_elem(map_fd(dp->skel->maps.maglev_cfg), &zero, cfg));
 }
 
+uint64_t maglev_dp_tcp_closed_ns(const struct maglev_dp *dp)
+{
+	return dp->skel->rodata->maglev_tcp_closed_ns;
+}
+
 static int vip_key_valid(const struct maglev_vip_key *key)
 {
 	if (key->proto != IPPROTO_TCP && key->proto != IPPROTO_UDP)
@@ -810,6 +815,56 @@ int maglev_dp_vip_stats(struct maglev_dp *dp, uint32_t vip_id, struct maglev_vip
 int maglev_dp_backend_stats(struct maglev_dp *dp, uint32_t idx, struct maglev_backend_stats *out)
 {
 	return traffic_stats(dp, dp->skel->maps.maglev_bestat, idx, MAGLEV_MAX_BACKENDS, out);
+}
+
+int maglev_dp_backend_stats_all(struct maglev_dp *dp, struct maglev_backend_stats *out)
+{
+	int fd = map_fd(dp->skel->maps.maglev_bestat);
+	/* Batches of at most ~4 MiB of per-CPU values, whatever the CPU count. */
+	uint32_t chunk = (4u << 20) / ((uint32_t)dp->ncpus * sizeof(*out)), done = 0, in, next;
+	uint64_t *vals;
+	__u32 *keys;
+	int ret = 0;
+
+	if (chunk < 16)
+		chunk = 16;
+	if (chunk > MAGLEV_MAX_BACKENDS)
+		chunk = MAGLEV_MAX_BACKENDS;
+	vals = calloc((size_t)chunk * dp->ncpus, sizeof(*out));
+	keys = calloc(chunk, sizeof(*keys));
+	if (!vals || !keys) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memset(out, 0, MAGLEV_MAX_BACKENDS * sizeof(*out));
+	while (done < MAGLEV_MAX_BACKENDS) {
+		uint32_t count = chunk, i;
+		int c, r;
+
+		r = bpf_map_lookup_batch(fd, done ? &in : NULL, &next, keys, vals, &count, NULL);
+		if (r && errno != ENOENT) {
+			ret = -errno;
+			break;
+		}
+		for (i = 0; i < count; i++) {
+			struct maglev_backend_stats *o = &out[keys[i] % MAGLEV_MAX_BACKENDS];
+			const uint64_t *v = vals + (size_t)i * dp->ncpus * 3;
+
+			for (c = 0; c < dp->ncpus; c++, v += 3) {
+				o->packets += v[0];
+				o->bytes += v[1];
+				o->new_flows += v[2];
+			}
+		}
+		done += count;
+		in = next;
+		if (r) /* ENOENT: that was the last batch */
+			break;
+	}
+out:
+	free(keys);
+	free(vals);
+	return ret;
 }
 
 int maglev_dp_reason_stats(struct maglev_dp *dp, uint64_t *counts)

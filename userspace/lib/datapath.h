@@ -44,6 +44,8 @@ int maglev_dp_detach(struct maglev_dp *dp, int ifindex);
 
 int maglev_dp_set_config(struct maglev_dp *dp, const struct maglev_config *cfg);
 int maglev_dp_get_config(struct maglev_dp *dp, struct maglev_config *cfg);
+/* How long a closing TCP entry holds its backend (maglev_dp_opts.tcp_closed_ns as loaded). */
+uint64_t maglev_dp_tcp_closed_ns(const struct maglev_dp *dp);
 
 int maglev_dp_vip_set(struct maglev_dp *dp, const struct maglev_vip_key *key,
 		      const struct maglev_vip_info *info);
@@ -63,6 +65,8 @@ int maglev_dp_table_clear(struct maglev_dp *dp, uint32_t vip_id);
 /* Counters, summed over CPUs. */
 int maglev_dp_vip_stats(struct maglev_dp *dp, uint32_t vip_id, struct maglev_vip_stats *out);
 int maglev_dp_backend_stats(struct maglev_dp *dp, uint32_t idx, struct maglev_backend_stats *out);
+/* Every backend's at once (out[MAGLEV_MAX_BACKENDS], by index), with batch lookups. */
+int maglev_dp_backend_stats_all(struct maglev_dp *dp, struct maglev_backend_stats *out);
 /* counts[MAGLEV_REASON_MAX], indexed by enum maglev_reason (include/maglev_maps.h). */
 int maglev_dp_reason_stats(struct maglev_dp *dp, uint64_t *counts);
 

@@ -62,6 +62,7 @@ _maglevctl() {
 			"backend add") cands="--weight --drain --start-down --help" ;;
 			"backend set") cands="--weight --drain --undrain --help" ;;
 			stats*) cands="-w --watch --help" ;;
+			table*) cands="--dump --help" ;;
 			restore*) cands="--no-flush --dry-run --allow-empty --help" ;;
 			*) cands="--help" ;;
 			esac

@@ -21,7 +21,7 @@ void help_main(FILE *f)
 	      "  backend list [VIP]\n"
 	      "  stats [VIP] [-w]        counters and rates (-w: refresh every second)\n"
 	      "  health [VIP]            health-check state of every backend\n"
-	      "  table VIP               slots and share per backend in the live table\n"
+	      "  table VIP [--dump]      slots and share per backend in the live table\n"
 	      "  lookup VIP SRC:SPORT    which backend a client's flow goes to, and why\n"
 	      "  save                    print the configuration as maglevctl commands\n"
 	      "  restore [--no-flush] [--dry-run] [--allow-empty] [FILE]  apply a save, all or "
@@ -41,7 +41,8 @@ void help_main(FILE *f)
 	      "  -V, --version       print maglevctl's version and exit\n"
 	      "  -h, --help          this help\n"
 	      "\n"
-	      "Exit status: 0 done, 1 rejected (reason on stderr) or no daemon, 2 usage error.\n",
+	      "Exit status: 0 done, 1 rejected (nothing changed; reason on stderr),\n"
+	      "2 usage error, 3 no daemon (nothing sent), 4 outcome unknown (sent, no answer).\n",
 	      f);
 }
 
@@ -95,8 +96,9 @@ static const struct {
 	 "Change a backend's weight, or drain it: a draining backend leaves the table (no\n"
 	 "new flows) but keeps the flows it has until they end.\n"},
 	{"backend", "list",
-	 "Usage: maglevctl backend list [VIP]\nList backends: weight, state, datapath flags, index "
-	 "and generation.\n"},
+	 "Usage: maglevctl backend list [VIP]\nList backends: weight, state, datapath flags, "
+	 "index, "
+	 "generation,\nand the connection-table entries (flows) each holds.\n"},
 	{"stats", NULL,
 	 "Usage: maglevctl stats [VIP] [-w]\n"
 	 "Packets, bytes and new flows per VIP and backend, with rates over the last\n"
@@ -108,8 +110,10 @@ static const struct {
 	 "last error. A check maglevd could not make (no socket, no encapsulation) is\n"
 	 "unknown: it changes neither the streaks nor the state.\n"},
 	{"table", NULL,
-	 "Usage: maglevctl table VIP\nSlots and share of the live lookup table per backend (read "
-	 "from the datapath).\n"},
+	 "Usage: maglevctl table VIP [--dump]\nSlots and share of the live lookup table per "
+	 "backend "
+	 "(read from the datapath).\n"
+	 "  --dump   also list every run of consecutive slots and its backend\n"},
 	{"lookup", NULL,
 	 "Usage: maglevctl lookup VIP SRC:SPORT\n"
 	 "Which backend the flow SRC:SPORT -> VIP goes to, answered from the live maps:\n"
@@ -133,10 +137,11 @@ static const struct {
 	 "A file written by save ends with a '# end of maglevctl save' line; one that\n"
 	 "starts like a save but lacks it was cut short and is refused.\n"},
 	{"status", NULL,
-	 "Usage: maglevctl status\nDaemon version, PID, uptime, interfaces, XDP mode, counts, "
-	 "health\n"
-	 "checks that could not be made (unknown), reloads and why the last one failed,\n"
-	 "and each VIP's announce state.\n"},
+	 "Usage: maglevctl status\nDaemon version, PID, uptime, interfaces, XDP mode, counts;\n"
+	 "per interface the XDP mode and next-hop MAC, a warning while the public\n"
+	 "default seed is in use, the slow-path module, health checks that could not\n"
+	 "be made (unknown), reloads and the last one's time and result (why it\n"
+	 "failed), and each VIP's announce state.\n"},
 	{"reload", NULL,
 	 "Usage: maglevctl reload\n"
 	 "Have maglevd re-read its configuration file (as SIGHUP does) and wait for the\n"

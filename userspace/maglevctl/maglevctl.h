@@ -4,8 +4,9 @@
  * request each (restore builds a batch of them), send it over the control
  * socket, and print the answer as text or, with -j, as JSON.
  *
- * Exit status: 0 done, 1 rejected (one-line reason on stderr) or no
- * daemon, 2 usage error.
+ * Exit status (maglevctl(8) EXIT STATUS): 0 done, 1 rejected (nothing
+ * changed; one-line reason on stderr), 2 usage error, 3 no daemon (nothing
+ * was sent), 4 outcome unknown (the request was sent but no answer came).
  */
 #ifndef MAGLEVCTL_H
 #define MAGLEVCTL_H
@@ -14,7 +15,7 @@
 #include <stdio.h>
 #include <json-c/json.h>
 
-enum { EXIT_OK = 0, EXIT_REJECTED = 1, EXIT_USAGE = 2 };
+enum { EXIT_OK = 0, EXIT_REJECTED = 1, EXIT_USAGE = 2, EXIT_NO_DAEMON = 3, EXIT_UNKNOWN = 4 };
 
 struct ctl_opts {
 	bool json;
@@ -44,6 +45,8 @@ int run_request(const struct ctl_opts *o, json_object *req,
 		void (*print)(const struct ctl_opts *o, json_object *resp));
 /* Send req (consumed) and hand back the answer; NULL and an exit status in *rc on failure. */
 json_object *call(const struct ctl_opts *o, json_object *req, int *rc);
+/* Report a ctl_call_ex() failure; EXIT_NO_DAEMON if nothing was sent, else EXIT_UNKNOWN. */
+int call_failed(const struct ctl_opts *o, const char *err, bool sent);
 
 /* Printers for text output (print.c). */
 void print_ok(const struct ctl_opts *o, json_object *resp);

@@ -64,15 +64,29 @@ void report_error(const struct ctl_opts *o, const char *msg)
 	fprintf(stderr, "maglevctl: %s\n", msg);
 }
 
+int call_failed(const struct ctl_opts *o, const char *err, bool sent)
+{
+	char msg[400];
+
+	if (!sent) {
+		report_error(o, err);
+		return EXIT_NO_DAEMON;
+	}
+	/* The daemon may or may not have acted: say so, a script must check. */
+	snprintf(msg, sizeof(msg), "%s; the request was sent, its outcome is unknown", err);
+	report_error(o, msg);
+	return EXIT_UNKNOWN;
+}
+
 json_object *call(const struct ctl_opts *o, json_object *req, int *rc)
 {
 	json_object *resp = NULL;
 	char err[300];
+	bool sent;
 
-	if (ctl_call(ctl_socket_path(o->socket), req, &resp, err, sizeof(err))) {
+	if (ctl_call_ex(ctl_socket_path(o->socket), req, &resp, &sent, err, sizeof(err))) {
 		json_object_put(req);
-		report_error(o, err);
-		*rc = EXIT_REJECTED;
+		*rc = call_failed(o, err, sent);
 		return NULL;
 	}
 	json_object_put(req);
@@ -187,6 +201,37 @@ static int cmd_stats(const struct ctl_opts *o, int argc, char **argv)
 	} while (1);
 }
 
+/* table VIP [--dump] */
+static int cmd_table(const struct ctl_opts *o, int argc, char **argv)
+{
+	const char *vip = NULL;
+	bool dump = false;
+	json_object *req;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (is_help(argv[i])) {
+			help_topic(stdout, "table", NULL);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--dump"))
+			dump = true;
+		else if (argv[i][0] == '-' && argv[i][1])
+			return usage_error("table: unknown option", "table", NULL);
+		else if (!vip)
+			vip = argv[i];
+		else
+			return usage_error("table: too many arguments", "table", NULL);
+	}
+	if (!vip)
+		return usage_error("table: missing VIP", "table", NULL);
+	req = simple_req("table");
+	json_object_object_add(req, "vip", json_object_new_string(vip));
+	if (dump)
+		json_object_object_add(req, "dump", json_object_new_boolean(1));
+	return run_request(o, req, print_table);
+}
+
 static int dispatch(const struct ctl_opts *o, int argc, char **argv)
 {
 	static const char *const vip_n[] = {"vip"};
@@ -236,7 +281,7 @@ static int dispatch(const struct ctl_opts *o, int argc, char **argv)
 	if (!strcmp(object, "health"))
 		return query(o, object, "health", argc - 1, argv + 1, 0, vip_n, 1, print_health);
 	if (!strcmp(object, "table"))
-		return query(o, object, "table", argc - 1, argv + 1, 1, vip_n, 1, print_table);
+		return cmd_table(o, argc - 1, argv + 1);
 	if (!strcmp(object, "lookup"))
 		return query(o, object, "lookup", argc - 1, argv + 1, 2, lookup_n, 2, print_lookup);
 	if (!strcmp(object, "status"))

@@ -76,11 +76,11 @@ static void print_backend_rows(json_object *arr, bool with_vip)
 
 	if (with_vip)
 		printf("%-28s ", "VIP");
-	printf("%-40s %6s %-8s %-9s %6s %5s\n", "BACKEND", "WEIGHT", "STATE", "DP FLAGS", "INDEX",
-	       "GEN");
+	printf("%-40s %6s %-8s %-9s %6s %5s %8s\n", "BACKEND", "WEIGHT", "STATE", "DP FLAGS",
+	       "INDEX", "GEN", "FLOWS");
 	for (i = 0; i < n; i++) {
 		json_object *b = json_object_array_get_idx(arr, i), *fl;
-		char flags[32] = "";
+		char flags[32] = "", flows[24] = "-";
 		size_t j, nf = arr_len(b, "dp_flags", &fl);
 
 		for (j = 0; j < nf; j++) {
@@ -89,11 +89,14 @@ static void print_backend_rows(json_object *arr, bool with_vip)
 			strncat(flags, json_object_get_string(json_object_array_get_idx(fl, j)),
 				10);
 		}
+		/* null until the daemon has counted the connection table once */
+		if (jstr(b, "flows"))
+			snprintf(flows, sizeof(flows), "%" PRId64, jint(b, "flows"));
 		if (with_vip)
 			printf("%-28s ", s_or(b, "vip", "?"));
-		printf("%-40s %6" PRId64 " %-8s %-9s %6" PRId64 " %5" PRId64 "\n",
+		printf("%-40s %6" PRId64 " %-8s %-9s %6" PRId64 " %5" PRId64 " %8s\n",
 		       s_or(b, "backend", "?"), jint(b, "weight"), s_or(b, "state", "?"),
-		       flags[0] ? flags : "-", jint(b, "index"), jint(b, "gen"));
+		       flags[0] ? flags : "-", jint(b, "index"), jint(b, "gen"), flows);
 	}
 }
 
@@ -248,6 +251,21 @@ void print_table(const struct ctl_opts *o, json_object *resp)
 	if (jint(resp, "other_slots"))
 		printf("%-40s %6s %-8s %8" PRId64 "\n", "(no backend)", "", "",
 		       jint(resp, "other_slots"));
+	/* --dump: each run of slots with the same backend. */
+	n = arr_len(resp, "ranges", &arr);
+	if (n)
+		printf("\n%-13s %s\n", "SLOTS", "BACKEND");
+	for (i = 0; i < n; i++) {
+		json_object *r = json_object_array_get_idx(arr, i);
+		char slots[32];
+
+		if (jint(r, "first") == jint(r, "last"))
+			snprintf(slots, sizeof(slots), "%" PRId64, jint(r, "first"));
+		else
+			snprintf(slots, sizeof(slots), "%" PRId64 "-%" PRId64, jint(r, "first"),
+				 jint(r, "last"));
+		printf("%-13s %s\n", slots, s_or(r, "backend", "(no backend)"));
+	}
 }
 
 void print_lookup(const struct ctl_opts *o, json_object *resp)
@@ -270,6 +288,36 @@ void print_lookup(const struct ctl_opts *o, json_object *resp)
 		printf("  no connection entry\n");
 	printf("  table: slot %" PRId64 " -> %s\n", jint(resp, "slot"),
 	       s_or(resp, "table_backend", "(empty)"));
+}
+
+/* Per interface XDP and next hop, seed, slow path, last reload. */
+static void print_status_detail(json_object *resp)
+{
+	json_object *ifs, *rl = NULL;
+	size_t i, n = arr_len(resp, "interface_state", &ifs);
+
+	for (i = 0; i < n; i++) {
+		json_object *io = json_object_array_get_idx(ifs, i);
+
+		printf("  %s: XDP %s", s_or(io, "name", "?"), s_or(io, "xdp", "?"));
+		if (jint(io, "prog_id"))
+			printf(" (prog %" PRId64 ")", jint(io, "prog_id"));
+		printf(", next hop %s (%s)\n", s_or(io, "nexthop_mac", "?"),
+		       s_or(resp, "nexthop", "?"));
+	}
+	if (jbool(resp, "default_seed"))
+		printf("WARNING: the public default seed is in use: anyone can predict the "
+		       "backend of a flow; set a secret seed in maglevd.conf\n");
+	printf("slow-path module: %s\n", s_or(resp, "slowpath", "?"));
+	printf("reloads %" PRId64 " ok, %" PRId64 " failed\n", jint(resp, "reloads"),
+	       jint(resp, "reload_failures"));
+	json_object_object_get_ex(resp, "last_reload", &rl);
+	if (!jstr(rl, "time"))
+		printf("last reload: none\n");
+	else if (jbool(rl, "ok"))
+		printf("last reload: %s, ok\n", jstr(rl, "time"));
+	else
+		printf("last reload: %s, FAILED: %s\n", jstr(rl, "time"), s_or(rl, "error", "?"));
 }
 
 /* The "announce" member of status and announce answers. */
@@ -311,11 +359,9 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 		printf(" %s", json_object_get_string(json_object_array_get_idx(ifs, i)));
 	printf("%s\npin dir %s, state file %s\n", n ? "" : " none", s_or(resp, "pin_dir", "?"),
 	       s_or(resp, "state_file", "?"));
+	print_status_detail(resp);
 	printf("health checks that could not be made (unknown, no verdict): %" PRId64 "\n",
 	       jint(resp, "health_checks_unknown"));
-	printf("reloads %" PRId64 " ok, %" PRId64 " failed%s%s\n", jint(resp, "reloads"),
-	       jint(resp, "reload_failures"), jstr(resp, "last_reload_error") ? "; last: " : "",
-	       s_or(resp, "last_reload_error", ""));
 	print_announce(o, resp);
 }
 

@@ -405,11 +405,13 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 	{
 		char err[300];
 		const char *e;
+		bool sent;
 		int n;
 
-		if (ctl_call(ctl_socket_path(o->socket), batch, &resp, err, sizeof(err))) {
+		if (ctl_call_ex(ctl_socket_path(o->socket), batch, &resp, &sent, err,
+				sizeof(err))) {
 			json_object_put(batch);
-			rc = restore_fail(o, "%s", err);
+			rc = call_failed(o, err, sent);
 			goto out;
 		}
 		json_object_put(batch);

@@ -40,6 +40,7 @@ void config_defaults(struct maglevd_config *cfg)
 	cfg->hc.fall = 3;
 	cfg->hc_via_encap = true;
 	strcpy(cfg->metrics_listen, "127.0.0.1:9478");
+	cfg->metrics_per_backend = true;
 	strcpy(cfg->state_file, "/var/lib/maglev/state.json");
 	strcpy(cfg->control_socket, CTL_DEFAULT_SOCKET);
 	strcpy(cfg->pin_dir, MAGLEV_PIN_DIR);
@@ -329,6 +330,14 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 		}
 		if (set_string(cfg->hc.path, sizeof(cfg->hc.path), val))
 			goto too_long;
+	}
+	else if (!strcmp(key, "metrics_per_backend"))
+	{
+		if (strcmp(val, "yes") && strcmp(val, "no")) {
+			snprintf(e, sizeof(e), "want yes or no");
+			goto bad_value;
+		}
+		cfg->metrics_per_backend = !strcmp(val, "yes");
 	}
 	else if (!strcmp(key, "metrics_listen"))
 	{

@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "ctl_proto.h"
 #include "log.h"
 #include "stream.h"
@@ -31,10 +32,21 @@ static struct ev_source listener = {.fd = -1};
 static char bound_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static struct stream_pool clients = {.max = CTL_MAX_CLIENTS, .name = "control socket"};
 
-static void ctl_answer(struct daemon *d, const char *in, size_t len, char **out, size_t *out_len)
+static void ctl_answer(struct daemon *d, int fd, const char *in, size_t len, char **out,
+		       size_t *out_len)
 {
 	uint64_t t0 = mono_us();
-	json_object *resp = ctl_handle(d, in, len);
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	struct ctl_peer peer = {.uid = -1, .pid = 0};
+	json_object *resp;
+
+	/* Who asked, for the audit line of an accepted change. */
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl)) {
+		peer.uid = cred.uid;
+		peer.pid = cred.pid;
+	}
+	resp = ctl_handle_peer(d, &peer, in, len);
 	const char *text = json_object_to_json_string_ext(
 		resp, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	size_t n = strlen(text);
@@ -52,7 +64,8 @@ static void ctl_answer(struct daemon *d, const char *in, size_t len, char **out,
 static const char refusal[] =
 	"{\"ok\":false,\"error\":\"permission denied: root or the control group only\"}\n";
 
-static void refuse_answer(struct daemon *d, const char *in, size_t len, char **out, size_t *out_len)
+static void refuse_answer(struct daemon *d, int fd, const char *in, size_t len, char **out,
+			  size_t *out_len)
 {
 	*out = strdup(refusal);
 	*out_len = *out ? strlen(*out) : 0;

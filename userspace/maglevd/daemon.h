@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <json-c/json.h>
 
 #include "config.h"
@@ -34,7 +35,12 @@ struct daemon {
 	bool stop;
 	uint64_t start_ms;
 	uint64_t commits, commit_failures, reloads, reload_failures, ctl_requests, ctl_rejected;
-	char reload_error[512]; /* why the last reload failed; "" if it did not */
+	/* The last reload (SIGHUP or "maglevctl reload"), recorded by
+	 * status_reload_done(): wall-clock time (0: none yet) and why it
+	 * failed ("" if it did not).
+	 */
+	time_t last_reload_time;
+	char reload_error[512];
 	int ifindex[CFG_MAX_IFACES];
 	int n_attached;
 };
@@ -67,6 +73,10 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen);
 
 /* Control requests (requests.c): one JSON request line in, one answer out. */
 json_object *ctl_handle(struct daemon *d, const char *line, size_t len);
+/* The same, from a known client: an accepted change is logged with it (audit.h). */
+struct ctl_peer;
+json_object *ctl_handle_peer(struct daemon *d, const struct ctl_peer *peer, const char *line,
+			     size_t len);
 
 /* Control socket (ctl_server.c). */
 int ctl_server_start(struct daemon *d, char *err, size_t errlen);

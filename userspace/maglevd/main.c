@@ -22,12 +22,15 @@
 
 #include "bpffs.h"
 #include "daemon.h"
+#include "flow_count.h"
 #include "log.h"
 #include "slowpath.h"
 #include "state.h"
+#include "status.h"
 #include "stream.h"
 #include "table_swap.h"
 #include "version.h"
+#include "watchdog.h"
 
 #define TICK_MS 100
 
@@ -321,8 +324,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 				 "the new seed is in use but rebuilding the tables failed (%s): "
 				 "some VIPs may still have tables of the old seed; reload again",
 				 e2);
-			d->reload_failures++;
-			snprintf(d->reload_error, sizeof(d->reload_error), "%s", e);
+			status_reload_done(d, e);
 			snprintf(err, errlen, "%s", e);
 			log_err("reload failed: %s", e);
 			sd_notify(0, "READY=1");
@@ -330,15 +332,13 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 		}
 		log_info("reload: new seed, every table rebuilt");
 	}
-	d->reloads++;
-	d->reload_error[0] = '\0';
+	status_reload_done(d, NULL);
 	log_info("configuration reloaded from %s", d->config_path);
 	sd_notify(0, "READY=1");
 	return 0;
 fail:
-	d->reload_failures++;
 	snprintf(err, errlen, "reload refused, the running configuration stays: %s", e);
-	snprintf(d->reload_error, sizeof(d->reload_error), "%s", err);
+	status_reload_done(d, err);
 	log_err("reload failed, keeping the running configuration: %s", e);
 	sd_notify(0, "READY=1");
 	return -1;
@@ -369,6 +369,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 
 	if (read(src->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 		log_debug("timer read: %s", strerror(errno));
+	watchdog_tick(now);
 	stream_sweep(d);
 	health_tick(d);
 	announce_tick(d);
@@ -537,9 +538,12 @@ int main(int argc, char **argv)
 		goto fail_metrics;
 	}
 	slowpath_tick(&d);
+	if (flow_count_start(&d))
+		log_warn("cannot start counting the connection table: no flows per backend");
 	log_info("ready: control socket %s, metrics %s, pin dir %s", d.cfg.control_socket,
 		 d.cfg.metrics_listen[0] ? d.cfg.metrics_listen : "off", d.cfg.pin_dir);
 	sd_notify(0, "READY=1");
+	watchdog_init();
 
 	/* A stop first withdraws the announced VIPs and lets them converge. */
 	while (!d.stop || announce_grace(&d)) {
@@ -564,6 +568,7 @@ int main(int argc, char **argv)
 	ctl_server_stop(&d);
 	table_swap_quiesce();
 	slowpath_close();
+	flow_count_stop();
 	if (state_writer_flush())
 		log_err("the state file missed some changes (see above)");
 	registry_free(d.reg);

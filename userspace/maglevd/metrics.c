@@ -13,13 +13,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "be_state.h"
 #include "ctl_proto.h"
+#include "flow_count.h"
 #include "log.h"
 #include "hc_encap.h"
 #include "slowpath.h"
 #include "slowpath_nl.h"
 #include "state.h"
+#include "status.h"
 #include "stream.h"
+#include "version.h"
 
 #define METRICS_CLIENT_TIMEOUT_MS 5000
 #define METRICS_MAX_REQUEST	  8192
@@ -28,11 +32,32 @@ static struct ev_source listener = {.fd = -1};
 static uint64_t last_sample_ms;
 static struct stream_pool metrics_clients = {.max = METRICS_MAX_CLIENTS, .name = "metrics"};
 
-static const char *be_state_name(const struct be *b)
+/* Every backend's counters by index, read in batches (1.5 MiB, kept). */
+static struct maglev_backend_stats *be_stats;
+
+static bool all_backend_stats(struct daemon *d)
 {
-	if (!b->up)
-		return "down";
-	return b->drain ? "drain" : "up";
+	if (!be_stats)
+		be_stats = calloc(MAGLEV_MAX_BACKENDS, sizeof(*be_stats));
+	return be_stats && !maglev_dp_backend_stats_all(d->dp, be_stats);
+}
+
+/* Backend addresses by index, formatted once per scrape, not once per series. */
+static char (*be_names)[CTL_ADDR_STRLEN];
+
+static bool backend_names(struct daemon *d)
+{
+	uint32_t i, j;
+
+	if (!be_names)
+		be_names = calloc(MAGLEV_MAX_BACKENDS, sizeof(*be_names));
+	if (!be_names)
+		return false;
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
+		for (j = 0; d->reg->vips[i] && j < d->reg->vips[i]->nbe; j++)
+			ctl_format_addr(&d->reg->vips[i]->bes[j].addr,
+					be_names[d->reg->vips[i]->bes[j].idx], CTL_ADDR_STRLEN);
+	return true;
 }
 
 static void head(FILE *f, const char *name, const char *type, const char *help)
@@ -45,7 +70,8 @@ char *metrics_render(struct daemon *d, size_t *len)
 	static const char *const reason_names[MAGLEV_REASON_MAX] = MAGLEV_REASON_NAMES;
 	struct maglev_vip_stats *vs = calloc(MAGLEV_MAX_VIPS, sizeof(*vs));
 	uint64_t reasons[MAGLEV_REASON_MAX];
-	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN];
+	char vname[CTL_ADDR_STRLEN];
+	const char *bname;
 	char *buf = NULL;
 	uint32_t i, j;
 	int r;
@@ -87,50 +113,58 @@ char *metrics_render(struct daemon *d, size_t *len)
 	FOR_VIPS fprintf(f, "maglev_vip_backends_in_table{vip=\"%s\"} %u\n", vname,
 			 d->reg->vips[i]->table_slots_used);
 
-#define FOR_BES                                                                       \
-	FOR_VIPS for (j = 0; j < d->reg->vips[i]->nbe;                                \
-		      j++) if ((ctl_format_addr(&d->reg->vips[i]->bes[j].addr, bname, \
-						sizeof(bname)),                       \
-				1))
+#define FOR_BES                                        \
+	FOR_VIPS for (j = 0; j < d->reg->vips[i]->nbe; \
+		      j++) if ((bname = be_names[d->reg->vips[i]->bes[j].idx]), 1)
 #define BE (&d->reg->vips[i]->bes[j])
+	/* metrics_per_backend no: a fleet too large for one series per backend. */
+	if (!d->cfg.metrics_per_backend || !all_backend_stats(d) || !backend_names(d))
+		goto backends_done;
 	{
-		struct maglev_backend_stats bs;
+		const struct maglev_backend_stats *bs;
 
 		head(f, "maglev_backend_packets_total", "counter", "Packets sent to the backend.");
 		FOR_BES
 		{
-			memset(&bs, 0, sizeof(bs));
-			maglev_dp_backend_stats(d->dp, BE->idx, &bs);
+			bs = &be_stats[BE->idx];
 			fprintf(f, "maglev_backend_packets_total{vip=\"%s\",backend=\"%s\"} %llu\n",
-				vname, bname, (unsigned long long)(bs.packets - BE->base.packets));
+				vname, bname, (unsigned long long)(bs->packets - BE->base.packets));
 		}
 		head(f, "maglev_backend_bytes_total", "counter", "Bytes sent to the backend.");
 		FOR_BES
 		{
-			memset(&bs, 0, sizeof(bs));
-			maglev_dp_backend_stats(d->dp, BE->idx, &bs);
+			bs = &be_stats[BE->idx];
 			fprintf(f, "maglev_backend_bytes_total{vip=\"%s\",backend=\"%s\"} %llu\n",
-				vname, bname, (unsigned long long)(bs.bytes - BE->base.bytes));
+				vname, bname, (unsigned long long)(bs->bytes - BE->base.bytes));
 		}
 		head(f, "maglev_backend_new_flows_total", "counter",
 		     "New flows the balancer picked the backend for.");
 		FOR_BES
 		{
-			memset(&bs, 0, sizeof(bs));
-			maglev_dp_backend_stats(d->dp, BE->idx, &bs);
+			bs = &be_stats[BE->idx];
 			fprintf(f,
 				"maglev_backend_new_flows_total{vip=\"%s\",backend=\"%s\"} %llu\n",
 				vname, bname,
-				(unsigned long long)(bs.new_flows - BE->base.new_flows));
+				(unsigned long long)(bs->new_flows - BE->base.new_flows));
 		}
 	}
 	head(f, "maglev_backend_up", "gauge", "1 if the backend passes its health checks.");
 	FOR_BES fprintf(f, "maglev_backend_up{vip=\"%s\",backend=\"%s\"} %d\n", vname, bname,
 			BE->up);
 	head(f, "maglev_backend_state", "gauge",
-	     "1 for the backend's state: up (in the table), drain, or down.");
+	     "1 for the backend's state: up (in the table), quiesced (weight 0), drain, or down.");
 	FOR_BES fprintf(f, "maglev_backend_state{vip=\"%s\",backend=\"%s\",state=\"%s\"} 1\n",
 			vname, bname, be_state_name(BE));
+	head(f, "maglev_backend_flows", "gauge",
+	     "Connection-table entries the backend holds (counted every few seconds).");
+	FOR_BES
+	{
+		uint64_t n;
+
+		if (flow_count_backend(BE->idx, &n))
+			fprintf(f, "maglev_backend_flows{vip=\"%s\",backend=\"%s\"} %llu\n", vname,
+				bname, (unsigned long long)n);
+	}
 	head(f, "maglev_backend_weight", "gauge", "Configured weight.");
 	FOR_BES fprintf(f, "maglev_backend_weight{vip=\"%s\",backend=\"%s\"} %u\n", vname, bname,
 			BE->weight);
@@ -141,6 +175,7 @@ char *metrics_render(struct daemon *d, size_t *len)
 			"s\"} %llu\n",
 			vname, bname, hc_result_name(r),
 			(unsigned long long)health_checks_total(BE->idx, r));
+backends_done:
 #undef BE
 #undef FOR_BES
 #undef VIP_COUNTER
@@ -163,6 +198,25 @@ char *metrics_render(struct daemon *d, size_t *len)
 			for (i = 0; i < MAGLEV_CTR_MAX; i++)
 				fprintf(f, "maglev_conn_events_total{event=\"%s\"} %llu\n",
 					maglev_dp_counter_name(i), (unsigned long long)ctrs[i]);
+	}
+	{
+		uint64_t slots, entries, live;
+		double age;
+
+		if (flow_count_table(&slots, &entries, &live, &age)) {
+			head(f, "maglev_conn_table_slots", "gauge", "Connection-table capacity.");
+			fprintf(f, "maglev_conn_table_slots %llu\n", (unsigned long long)slots);
+			head(f, "maglev_conn_table_entries", "gauge",
+			     "Connection-table entries: all intact ones, and the live ones the "
+			     "datapath still follows (backend current, UDP not idle).");
+			fprintf(f, "maglev_conn_table_entries{state=\"all\"} %llu\n",
+				(unsigned long long)entries);
+			fprintf(f, "maglev_conn_table_entries{state=\"live\"} %llu\n",
+				(unsigned long long)live);
+			head(f, "maglev_conn_table_count_age_seconds", "gauge",
+			     "Age of the connection-table count above.");
+			fprintf(f, "maglev_conn_table_count_age_seconds %.3f\n", age);
+		}
 	}
 	head(f, "maglevd_control_requests_total", "counter", "Control requests received.");
 	fprintf(f, "maglevd_control_requests_total %llu\n", (unsigned long long)d->ctl_requests);
@@ -223,6 +277,18 @@ char *metrics_render(struct daemon *d, size_t *len)
 					hc_names[i], (unsigned long long)hc[i]);
 		}
 	}
+	head(f, "maglev_build_info", "gauge", "1, labelled with the running maglevd's version.");
+	fprintf(f, "maglev_build_info{version=\"%s\"} 1\n", MAGLEV_VERSION);
+	head(f, "maglev_interface_xdp", "gauge",
+	     "1 per configured interface, labelled with how the kernel has the XDP program: "
+	     "native, generic, offload, none (not attached) or missing (no such interface).");
+	for (i = 0; i < (uint32_t)d->cfg.n_ifaces; i++) {
+		uint32_t prog;
+		const char *mode = status_xdp_mode(d->cfg.ifaces[i], &prog);
+
+		fprintf(f, "maglev_interface_xdp{interface=\"%s\",mode=\"%s\"} 1\n",
+			d->cfg.ifaces[i], mode);
+	}
 	announce_metrics(d, f);
 	head(f, "maglevd_vips", "gauge", "VIPs configured.");
 	fprintf(f, "maglevd_vips %u\n", d->reg->nvips);
@@ -239,7 +305,7 @@ char *metrics_render(struct daemon *d, size_t *len)
 	return buf;
 }
 
-static void metrics_answer(struct daemon *d, const char *in, size_t len, char **out,
+static void metrics_answer(struct daemon *d, int fd, const char *in, size_t len, char **out,
 			   size_t *out_len)
 {
 	char *body = NULL, *resp = NULL;
@@ -363,12 +429,15 @@ void metrics_sample(struct daemon *d)
 {
 	uint64_t now = mono_ms();
 	double dt = (double)(now - last_sample_ms) / 1e3;
+	bool have_bs;
 	uint32_t i, j;
 
 	if (!last_sample_ms || dt <= 0) {
 		dt = 0;
 	}
 	last_sample_ms = now;
+	/* One batch read rather than a lookup per backend, every second. */
+	have_bs = d->reg->nbackends && all_backend_stats(d);
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		struct vip *v = d->reg->vips[i];
 		struct maglev_vip_stats s;
@@ -385,8 +454,9 @@ void metrics_sample(struct daemon *d)
 			struct be *b = &v->bes[j];
 			struct maglev_backend_stats bs;
 
-			if (maglev_dp_backend_stats(d->dp, b->idx, &bs))
+			if (!have_bs)
 				continue;
+			bs = be_stats[b->idx];
 			if (dt > 0) {
 				b->pps = (double)(bs.packets - b->last.packets) / dt;
 				b->bps = (double)(bs.bytes - b->last.bytes) * 8 / dt;

@@ -12,7 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit.h"
+#include "be_state.h"
 #include "daemon.h"
+#include "flow_count.h"
 #include "log.h"
 #include "maglev_hash.h"
 #include "maglev_table.h"
@@ -20,6 +23,7 @@
 #include "slowpath.h"
 #include "slowpath_nl.h"
 #include "state.h"
+#include "status.h"
 #include "version.h"
 
 #define BATCH_MAX	 200000
@@ -507,15 +511,12 @@ static json_object *err_reply(const char *msg)
 	return o;
 }
 
-static const char *be_state(const struct be *b)
+/* Connection-table entries the backend holds (flow_count.c); null before the first count. */
+static json_object *flows_json(const struct be *b)
 {
-	if (!b->up)
-		return "down";
-	if (b->drain)
-		return "drain";
-	if (!b->weight)
-		return "quiesced";
-	return "up";
+	uint64_t n;
+
+	return flow_count_backend(b->idx, &n) ? json_object_new_uint64(n) : NULL;
 }
 
 static json_object *be_json(struct daemon *d, const struct vip *v, const struct be *b)
@@ -530,7 +531,7 @@ static json_object *be_json(struct daemon *d, const struct vip *v, const struct 
 	json_object_object_add(o, "backend", json_object_new_string(name));
 	json_object_object_add(o, "weight", json_object_new_int64(b->weight));
 	json_object_object_add(o, "drain", json_object_new_boolean(b->drain));
-	json_object_object_add(o, "state", json_object_new_string(be_state(b)));
+	json_object_object_add(o, "state", json_object_new_string(be_state_name(b)));
 	json_object_object_add(o, "index", json_object_new_int64(b->idx));
 	json_object_object_add(o, "gen", json_object_new_int64(b->gen));
 	/* What the live datapath map says, not what we think it says. */
@@ -542,6 +543,7 @@ static json_object *be_json(struct daemon *d, const struct vip *v, const struct 
 		json_object_object_add(o, "dp_gen", json_object_new_int64(mb.gen));
 	}
 	json_object_object_add(o, "dp_flags", fl);
+	json_object_object_add(o, "flows", flows_json(b));
 	return o;
 }
 
@@ -743,7 +745,8 @@ static json_object *do_stats(struct daemon *d, json_object *req, struct req_err 
 			maglev_dp_backend_stats(d->dp, b->idx, &bs);
 			ctl_format_addr(&b->addr, name, sizeof(name));
 			json_object_object_add(bo, "backend", json_object_new_string(name));
-			json_object_object_add(bo, "state", json_object_new_string(be_state(b)));
+			json_object_object_add(bo, "state",
+					       json_object_new_string(be_state_name(b)));
 			json_object_object_add(
 				bo, "packets",
 				json_object_new_uint64(bs.packets - b->base.packets));
@@ -779,7 +782,7 @@ static json_object *be_health_json(struct daemon *d, const struct vip *v, const 
 	json_object_object_add(bo, "vip", json_object_new_string(name));
 	ctl_format_addr(&b->addr, name, sizeof(name));
 	json_object_object_add(bo, "backend", json_object_new_string(name));
-	json_object_object_add(bo, "state", json_object_new_string(be_state(b)));
+	json_object_object_add(bo, "state", json_object_new_string(be_state_name(b)));
 	health_json(d, v, b, bo);
 	return bo;
 }
@@ -791,7 +794,18 @@ static json_object *do_health(struct daemon *d, json_object *req, struct req_err
 
 static uint32_t live_table[MAGLEV_TABLE_SIZE];
 static uint32_t slot_count[MAGLEV_MAX_BACKENDS];
+/* Backend by datapath index, filled by index_bes(v, true) and emptied again
+ * by index_bes(v, false): a search per slot would be O(slots x backends).
+ */
 static const struct be *be_of_idx[MAGLEV_MAX_BACKENDS];
+
+static void index_bes(const struct vip *v, bool fill)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nbe; i++)
+		be_of_idx[v->bes[i].idx] = fill ? &v->bes[i] : NULL;
+}
 
 /*
  * FNV-1a over each slot's backend as family (1 byte) and address (16 bytes,
@@ -804,8 +818,7 @@ static uint64_t table_digest(const struct vip *v, const uint32_t *t)
 	uint64_t h = 0xcbf29ce484222325ULL;
 	uint32_t i, k;
 
-	for (i = 0; i < v->nbe; i++)
-		be_of_idx[v->bes[i].idx] = &v->bes[i];
+	index_bes(v, true);
 	for (i = 0; i < MAGLEV_TABLE_SIZE; i++) {
 		const struct be *b = be_of_idx[t[i]];
 		uint8_t id[17] = {0};
@@ -820,21 +833,54 @@ static uint64_t table_digest(const struct vip *v, const uint32_t *t)
 			h *= 0x100000001b3ULL;
 		}
 	}
-	for (i = 0; i < v->nbe; i++)
-		be_of_idx[v->bes[i].idx] = NULL;
+	index_bes(v, false);
 	return h;
+}
+
+/*
+ * The live table as runs of consecutive slots with the same backend, like
+ * `cilium bpf lb maglev list`: [{"first","last","backend"}], backend null for
+ * a slot naming no backend of v.
+ */
+static json_object *table_ranges(const struct vip *v, const uint32_t *table)
+{
+	json_object *arr = json_object_new_array();
+	char name[CTL_ADDR_STRLEN];
+	uint32_t i, first = 0;
+
+	index_bes(v, true);
+	for (i = 1; i <= MAGLEV_TABLE_SIZE; i++) {
+		const struct be *b;
+		json_object *ro;
+
+		if (i < MAGLEV_TABLE_SIZE && table[i] == table[first])
+			continue;
+		b = be_of_idx[table[first]];
+		ro = json_object_new_object();
+		json_object_object_add(ro, "first", json_object_new_int64(first));
+		json_object_object_add(ro, "last", json_object_new_int64(i - 1));
+		if (b)
+			ctl_format_addr(&b->addr, name, sizeof(name));
+		json_object_object_add(ro, "backend", b ? json_object_new_string(name) : NULL);
+		json_object_array_add(arr, ro);
+		first = i;
+	}
+	index_bes(v, false);
+	return arr;
 }
 
 static json_object *do_table(struct daemon *d, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {"vip", NULL};
+	static const char *const keys[] = {"vip", "dump", NULL};
 	json_object *o, *arr;
 	char name[CTL_ADDR_STRLEN];
 	uint32_t i, other = 0;
+	bool dump = false, has;
 	struct vip *v;
 	int r;
 
-	if (check_keys(req, keys, e) || get_vip(d, d->reg, req, &v, e))
+	if (check_keys(req, keys, e) || get_vip(d, d->reg, req, &v, e) ||
+	    get_bool(req, "dump", &dump, &has, e))
 		return NULL;
 	r = maglev_dp_table_read(d->dp, v->id, live_table);
 	if (r) {
@@ -848,6 +894,8 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 	for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
 		slot_count[live_table[i]]++;
 	o = ok_reply();
+	if (dump)
+		json_object_object_add(o, "ranges", table_ranges(v, live_table));
 	ctl_format_vip(&v->key, name, sizeof(name));
 	json_object_object_add(o, "vip", json_object_new_string(name));
 	json_object_object_add(o, "size", json_object_new_int64(MAGLEV_TABLE_SIZE));
@@ -866,7 +914,7 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 		json_object_object_add(bo, "backend", json_object_new_string(name));
 		json_object_object_add(bo, "index", json_object_new_int64(b->idx));
 		json_object_object_add(bo, "weight", json_object_new_int64(b->weight));
-		json_object_object_add(bo, "state", json_object_new_string(be_state(b)));
+		json_object_object_add(bo, "state", json_object_new_string(be_state_name(b)));
 		json_object_object_add(bo, "slots", json_object_new_int64(slot_count[b->idx]));
 		json_object_object_add(
 			bo, "share",
@@ -1057,14 +1105,10 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 			       json_object_new_string(d->cfg.xdp_generic ? "generic" : "native"));
 	json_object_object_add(o, "pin_dir", json_object_new_string(d->cfg.pin_dir));
 	json_object_object_add(o, "state_file", json_object_new_string(d->cfg.state_file));
+	status_json(d, o);
 	json_object_object_add(o, "health_checks_unknown",
 			       json_object_new_uint64(health_unknown_total()));
 	json_object_object_add(o, "announce", announce_json(d));
-	json_object_object_add(o, "reloads", json_object_new_uint64(d->reloads));
-	json_object_object_add(o, "reload_failures", json_object_new_uint64(d->reload_failures));
-	if (d->reload_error[0])
-		json_object_object_add(o, "last_reload_error",
-				       json_object_new_string(d->reload_error));
 	return o;
 }
 
@@ -1106,17 +1150,40 @@ static json_object *do_announce(struct daemon *d, json_object *req, struct req_e
 	return o;
 }
 
+/* Whether an answered request changed something (audit.h): reload always,
+ * announce when it sets a state.
+ */
+static bool always_a_change(json_object *req)
+{
+	(void)req;
+	return true;
+}
+
+static bool sets_state(json_object *req)
+{
+	return json_object_object_get_ex(req, "state", NULL);
+}
+
 static const struct {
 	const char *cmd;
 	json_object *(*fn)(struct daemon *d, json_object *req, struct req_err *e);
+	bool (*is_change)(json_object *req); /* NULL: a query only */
 } queries[] = {
-	{"vip.list", do_vip_list}, {"vip.show", do_vip_show}, {"backend.list", do_backend_list},
-	{"stats", do_stats},	   {"health", do_health},     {"table", do_table},
-	{"lookup", do_lookup},	   {"dump", do_dump},	      {"status", do_status},
-	{"reload", do_reload},	   {"announce", do_announce},
+	{"vip.list", do_vip_list, NULL},
+	{"vip.show", do_vip_show, NULL},
+	{"backend.list", do_backend_list, NULL},
+	{"stats", do_stats, NULL},
+	{"health", do_health, NULL},
+	{"table", do_table, NULL},
+	{"lookup", do_lookup, NULL},
+	{"dump", do_dump, NULL},
+	{"status", do_status, NULL},
+	{"reload", do_reload, always_a_change},
+	{"announce", do_announce, sets_state},
 };
 
-static json_object *handle(struct daemon *d, json_object *req, struct req_err *e)
+static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_object *req,
+			   struct req_err *e)
 {
 	struct registry *next;
 	const char *cmd = req_cmd(req);
@@ -1126,9 +1193,16 @@ static json_object *handle(struct daemon *d, json_object *req, struct req_err *e
 		fail(e, "request must be a JSON object with a 'cmd' string");
 		return NULL;
 	}
-	for (i = 0; i < sizeof(queries) / sizeof(queries[0]); i++)
-		if (!strcmp(queries[i].cmd, cmd))
-			return queries[i].fn(d, req, e);
+	for (i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+		json_object *o;
+
+		if (strcmp(queries[i].cmd, cmd))
+			continue;
+		o = queries[i].fn(d, req, e);
+		if (o && queries[i].is_change && queries[i].is_change(req))
+			audit_accepted(peer, cmd, req);
+		return o;
+	}
 	if (strcmp(cmd, "batch") && !find_mutation(cmd)) {
 		fail(e, "unknown command '%.40s'", cmd);
 		return NULL;
@@ -1162,10 +1236,17 @@ static json_object *handle(struct daemon *d, json_object *req, struct req_err *e
 	}
 	if (daemon_commit(d, next, e->msg, sizeof(e->msg)))
 		return NULL;
+	audit_accepted(peer, cmd, req);
 	return ok_reply();
 }
 
 json_object *ctl_handle(struct daemon *d, const char *line, size_t len)
+{
+	return ctl_handle_peer(d, NULL, line, len);
+}
+
+json_object *ctl_handle_peer(struct daemon *d, const struct ctl_peer *peer, const char *line,
+			     size_t len)
 {
 	json_tokener *tok = json_tokener_new();
 	struct req_err e = {""};
@@ -1199,7 +1280,7 @@ json_object *ctl_handle(struct daemon *d, const char *line, size_t len)
 		}
 	}
 	json_tokener_free(tok);
-	resp = handle(d, req, &e);
+	resp = handle(d, peer, req, &e);
 	json_object_put(req);
 	if (!resp) {
 		d->ctl_rejected++;

@@ -157,7 +157,7 @@ static void on_event(struct daemon *d, struct ev_source *src, uint32_t events)
 		char *out = NULL;
 		size_t len = 0;
 
-		s->handler(d, s->in, s->in_len, &out, &len);
+		s->handler(d, s->src.fd, s->in, s->in_len, &out, &len);
 		if (!out) {
 			stream_free(d, s);
 			return;

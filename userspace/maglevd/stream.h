@@ -18,8 +18,11 @@
 
 struct stream;
 
-/* Build the answer to in[0..len) into *out (malloc'ed, *out_len bytes). */
-typedef void (*stream_handler)(struct daemon *d, const char *in, size_t len, char **out,
+/*
+ * Build the answer to in[0..len) into *out (malloc'ed, *out_len bytes); fd
+ * is the client's socket, for its peer credentials.
+ */
+typedef void (*stream_handler)(struct daemon *d, int fd, const char *in, size_t len, char **out,
 			       size_t *out_len);
 
 /*

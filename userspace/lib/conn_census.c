@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <bpf/bpf.h>
+
+#include "conn_census.h"
+#include "maglev_conn.h"
+
+/* The backend map in one batch read: generation and flags by index. */
+static int read_backends(int fd, struct maglev_backend *out)
+{
+	__u32 *keys = calloc(MAGLEV_MAX_BACKENDS, sizeof(*keys));
+	__u32 out_batch, count = MAGLEV_MAX_BACKENDS, done = 0;
+	void *in = NULL;
+	int ret = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	while (done < MAGLEV_MAX_BACKENDS) {
+		count = MAGLEV_MAX_BACKENDS - done;
+		if (bpf_map_lookup_batch(fd, in, &out_batch, keys + done, out + done, &count,
+					 NULL)) {
+			if (errno != ENOENT)
+				ret = -errno;
+			break;
+		}
+		done += count;
+		in = &out_batch;
+	}
+	free(keys);
+	return ret;
+}
+
+int maglev_conn_census(struct maglev_dp *dp, struct conn_census *c)
+{
+	int cfd = maglev_dp_map_fd(dp, "maglev_conns"),
+	    kfd = maglev_dp_map_fd(dp, "maglev_connkey");
+	int bfd = maglev_dp_map_fd(dp, "maglev_backends");
+	struct maglev_conn_params p;
+	struct maglev_config mc;
+	struct maglev_backend *bes;
+	struct maglev_conn_bucket *m;
+	struct bpf_map_info info = {0};
+	__u32 ilen = sizeof(info), zero = 0, i;
+	size_t len, page = (size_t)sysconf(_SC_PAGESIZE);
+	struct timespec ts;
+	uint64_t now, tcp_closed_ns;
+	int w, ret;
+
+	if (cfd < 0 || kfd < 0 || bfd < 0)
+		return -ENOENT;
+	if (bpf_obj_get_info_by_fd(cfd, &info, &ilen) || bpf_map_lookup_elem(kfd, &zero, &p))
+		return -errno;
+	ret = maglev_dp_get_config(dp, &mc);
+	if (ret)
+		return ret;
+	bes = calloc(MAGLEV_MAX_BACKENDS, sizeof(*bes));
+	if (!bes)
+		return -ENOMEM;
+	ret = read_backends(bfd, bes);
+	if (ret)
+		goto out;
+	len = ((size_t)info.max_entries * sizeof(*m) + page - 1) / page * page;
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, cfd, 0);
+	if (m == MAP_FAILED) {
+		ret = -errno;
+		goto out;
+	}
+	tcp_closed_ns = maglev_dp_tcp_closed_ns(dp);
+	memset(c, 0, sizeof(*c));
+	c->slots = (uint64_t)info.max_entries * MAGLEV_CONN_WAYS;
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	for (i = 0; i < info.max_entries; i++) {
+		for (w = 0; w < MAGLEV_CONN_WAYS; w++) {
+			const struct maglev_conn_slot *s = &m[i].slot[w];
+			const struct maglev_backend *b;
+			__u32 idx;
+			__u64 h;
+
+			if (!__atomic_load_n(&m[i].tag[w], __ATOMIC_ACQUIRE))
+				continue;
+			/* A torn or half-written slot is a miss for the datapath too. */
+			h = maglev_conn_hash(&s->key, p.seed);
+			if (maglev_conn_check(h, s) != s->check)
+				continue;
+			c->entries++;
+			idx = s->conn.backend_idx;
+			if (idx >= MAGLEV_MAX_BACKENDS)
+				continue;
+			b = &bes[idx];
+			if (b->gen != s->conn.backend_gen ||
+			    !(b->flags & (MAGLEV_BACKEND_F_UP | MAGLEV_BACKEND_F_DRAIN)))
+				continue;
+			/* The datapath's clock is the coarse one: it may trail ours. */
+			if (s->key.proto == IPPROTO_UDP && mc.udp_idle_ns &&
+			    now > s->conn.last_seen_ns &&
+			    now - s->conn.last_seen_ns > mc.udp_idle_ns)
+				continue;
+			/* Closed by the client (FIN/RST) longer ago than tcp_closed_ns:
+			 * the datapath takes it for a new flow and may reuse the way.
+			 */
+			if ((s->flags & MAGLEV_CONN_F_CLOSING) && now > s->conn.last_seen_ns &&
+			    now - s->conn.last_seen_ns > tcp_closed_ns)
+				continue;
+			c->live++;
+			c->per_backend[idx]++;
+		}
+	}
+	munmap(m, len);
+out:
+	free(bes);
+	return ret;
+}

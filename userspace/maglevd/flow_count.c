@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conn_census.h"
+#include "flow_count.h"
+#include "log.h"
+
+/*
+ * Two counts: the thread fills the spare one, then swaps it in under the
+ * lock; readers hold the lock only to read one number.
+ */
+static struct conn_census *cur, *spare;
+static uint64_t cur_ms;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static bool stopping, running;
+static pthread_t thread;
+static struct maglev_dp *dp;
+
+static void *run(void *arg)
+{
+	bool warned = false;
+
+	(void)arg;
+	pthread_mutex_lock(&lock);
+	while (!stopping) {
+		uint64_t t0, took;
+		struct timespec until;
+		int r;
+
+		pthread_mutex_unlock(&lock);
+		t0 = mono_ms();
+		r = maglev_conn_census(dp, spare);
+		took = mono_ms() - t0;
+		pthread_mutex_lock(&lock);
+		if (!r) {
+			struct conn_census *t = cur;
+
+			cur = spare;
+			spare = t;
+			cur_ms = mono_ms();
+		} else if (!warned) {
+			/* Logging from this thread is fine: log_msg is one fprintf. */
+			log_warn("counting the connection table: %s", strerror(-r));
+			warned = true;
+		}
+		/* A table that takes long to scan is scanned less often (<5% of a CPU). */
+		took = took * 20 > FLOW_COUNT_INTERVAL_MS ? took * 20 : FLOW_COUNT_INTERVAL_MS;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += (time_t)(took / 1000);
+		until.tv_nsec += (long)(took % 1000) * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		while (!stopping && pthread_cond_timedwait(&wake, &lock, &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+int flow_count_start(struct daemon *d)
+{
+	int r;
+
+	cur = calloc(1, sizeof(*cur));
+	spare = calloc(1, sizeof(*spare));
+	if (!cur || !spare)
+		return -ENOMEM;
+	cur_ms = 0;
+	dp = d->dp;
+	stopping = false;
+	r = pthread_create(&thread, NULL, run, NULL);
+	if (r)
+		return -r;
+	running = true;
+	return 0;
+}
+
+void flow_count_stop(void)
+{
+	if (running) {
+		pthread_mutex_lock(&lock);
+		stopping = true;
+		pthread_cond_signal(&wake);
+		pthread_mutex_unlock(&lock);
+		pthread_join(thread, NULL);
+		running = false;
+	}
+	free(cur);
+	free(spare);
+	cur = spare = NULL;
+}
+
+bool flow_count_backend(uint32_t idx, uint64_t *n)
+{
+	bool ok;
+
+	pthread_mutex_lock(&lock);
+	ok = cur && cur_ms && idx < MAGLEV_MAX_BACKENDS;
+	if (ok)
+		*n = cur->per_backend[idx];
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
+
+bool flow_count_table(uint64_t *slots, uint64_t *entries, uint64_t *live, double *age_s)
+{
+	bool ok;
+
+	pthread_mutex_lock(&lock);
+	ok = cur && cur_ms;
+	if (ok) {
+		*slots = cur->slots;
+		*entries = cur->entries;
+		*live = cur->live;
+		*age_s = (double)(mono_ms() - cur_ms) / 1e3;
+	}
+	pthread_mutex_unlock(&lock);
+	return ok;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Flows per backend: a thread of its own counts the connection table's
+ * entries (userspace/lib/conn_census.h) every few seconds, off the event
+ * loop, and keeps the latest count for `backend list` and the metrics.
+ */
+#ifndef MAGLEVD_FLOW_COUNT_H
+#define MAGLEVD_FLOW_COUNT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon.h"
+
+/* At least this long between two counts; longer for a table slow to scan. */
+#define FLOW_COUNT_INTERVAL_MS 2000
+
+int flow_count_start(struct daemon *d);
+void flow_count_stop(void);
+/* Live entries of backend idx in the latest count; false before the first. */
+bool flow_count_backend(uint32_t idx, uint64_t *n);
+/* The table as a whole: capacity, intact entries, live ones; age of the count. */
+bool flow_count_table(uint64_t *slots, uint64_t *entries, uint64_t *live, double *age_s);
+
+#endif /* MAGLEVD_FLOW_COUNT_H */
