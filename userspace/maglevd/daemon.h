@@ -89,8 +89,8 @@ int metrics_start(struct daemon *d, const char *listen_addr, char *err, size_t e
 void metrics_stop(struct daemon *d);
 /* Sample counters for rates; called once a second. */
 void metrics_sample(struct daemon *d);
-/* Prometheus text exposition of everything (metrics.c). */
-char *metrics_render(struct daemon *d, size_t *len);
+/* At exit, before the datapath closes: wait for a scrape in flight. */
+void metrics_scrape_join(struct daemon *d);
 
 /* Health checks (health.c). */
 void health_tick(struct daemon *d);

@@ -565,6 +565,7 @@ int main(int argc, char **argv)
 	sd_notify(0, "STOPPING=1");
 	stream_close_all(&d);
 	metrics_stop(&d);
+	metrics_scrape_join(&d);
 	ctl_server_stop(&d);
 	table_swap_quiesce();
 	slowpath_close();

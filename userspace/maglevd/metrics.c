@@ -1,32 +1,31 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Prometheus text exposition (format 0.0.4) over a minimal HTTP/1.0 server:
- * GET /metrics answers with every counter; anything else gets 404.
+ * GET /metrics answers with every counter, rendered off the event loop
+ * (metrics_snap.h); anything else gets 404.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "be_state.h"
 #include "ctl_proto.h"
-#include "flow_count.h"
 #include "log.h"
-#include "hc_encap.h"
-#include "slowpath.h"
-#include "slowpath_nl.h"
-#include "state.h"
-#include "status.h"
+#include "metrics_snap.h"
 #include "stream.h"
-#include "version.h"
 
 #define METRICS_CLIENT_TIMEOUT_MS 5000
 #define METRICS_MAX_REQUEST	  8192
+/* A scrape's answer may take this long (65,535 backends: about a second). */
+#define METRICS_RENDER_TIMEOUT_MS 30000
 
 static struct ev_source listener = {.fd = -1};
 static uint64_t last_sample_ms;
@@ -42,300 +41,149 @@ static bool all_backend_stats(struct daemon *d)
 	return be_stats && !maglev_dp_backend_stats_all(d->dp, be_stats);
 }
 
-/* Backend addresses by index, formatted once per scrape, not once per series. */
-static char (*be_names)[CTL_ADDR_STRLEN];
+static const char http_500[] = "HTTP/1.0 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n";
 
-static bool backend_names(struct daemon *d)
+/*
+ * One scrape in flight: the loop takes the snapshot, a thread of its own
+ * reads the datapath and formats (the slow part), then signals done; every
+ * client that asked meanwhile gets the same answer. Only the loop touches
+ * job between pthread_create() and the eventfd signal but job.running; the
+ * thread touches nothing else of the daemon.
+ */
+static struct {
+	bool running;
+	pthread_t thread;
+	struct metrics_snap *snap;
+	struct maglev_dp *dp;
+	char *resp; /* the thread's result, the whole HTTP answer, read after pthread_join() */
+	size_t len;
+} job;
+static struct ev_source done_src = {.fd = -1};
+
+/* The whole answer, header and body, in one buffer: built here, not on the loop. */
+static char *http_200(const char *body, size_t blen, size_t *out_len)
 {
-	uint32_t i, j;
+	char head[256], *out;
+	int n;
 
-	if (!be_names)
-		be_names = calloc(MAGLEV_MAX_BACKENDS, sizeof(*be_names));
-	if (!be_names)
-		return false;
-	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
-		for (j = 0; d->reg->vips[i] && j < d->reg->vips[i]->nbe; j++)
-			ctl_format_addr(&d->reg->vips[i]->bes[j].addr,
-					be_names[d->reg->vips[i]->bes[j].idx], CTL_ADDR_STRLEN);
-	return true;
+	n = snprintf(head, sizeof(head),
+		     "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4; "
+		     "charset=utf-8\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+		     blen);
+	if (n < 0 || (size_t)n >= sizeof(head))
+		return NULL;
+	out = malloc((size_t)n + blen);
+	if (!out)
+		return NULL;
+	memcpy(out, head, (size_t)n);
+	memcpy(out + n, body, blen);
+	*out_len = (size_t)n + blen;
+	return out;
 }
 
-static void head(FILE *f, const char *name, const char *type, const char *help)
+static void *render_thread(void *arg)
 {
-	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	uint64_t one = 1;
+	size_t blen = 0;
+	char *body;
+
+	(void)arg;
+	/* On a busy machine the loop (control, checks, watchdog) goes first. */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
+	body = metrics_snap_render(job.snap, job.dp, &blen);
+	job.resp = body ? http_200(body, blen, &job.len) : NULL;
+	free(body);
+	if (write(done_src.fd, &one, sizeof(one)) != sizeof(one))
+		log_warn("metrics: cannot signal a finished scrape: %s", strerror(errno));
+	return NULL;
 }
 
-char *metrics_render(struct daemon *d, size_t *len)
+static void job_join(void)
 {
-	static const char *const reason_names[MAGLEV_REASON_MAX] = MAGLEV_REASON_NAMES;
-	struct maglev_vip_stats *vs = calloc(MAGLEV_MAX_VIPS, sizeof(*vs));
-	uint64_t reasons[MAGLEV_REASON_MAX];
-	char vname[CTL_ADDR_STRLEN];
-	const char *bname;
-	char *buf = NULL;
-	uint32_t i, j;
+	pthread_join(job.thread, NULL);
+	job.running = false;
+	metrics_snap_free(job.snap);
+	job.snap = NULL;
+}
+
+static void on_done(struct daemon *d, struct ev_source *src, uint32_t events)
+{
+	uint64_t n;
+	char *resp;
+
+	if (read(src->fd, &n, sizeof(n)) != sizeof(n) || !job.running)
+		return;
+	job_join();
+	resp = job.resp;
+	job.resp = NULL;
+	if (!resp) {
+		resp = strdup(http_500);
+		job.len = resp ? strlen(resp) : 0;
+	}
+	if (resp)
+		stream_answer_deferred(d, &metrics_clients, resp, job.len);
+}
+
+/* Start a scrape unless one is in flight; 0 or -errno. */
+static int job_start(struct daemon *d)
+{
 	int r;
-	FILE *f;
 
-	f = open_memstream(&buf, len);
-	if (!f || !vs) {
-		if (f)
-			fclose(f);
-		free(buf);
-		free(vs);
-		return NULL;
-	}
-	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
-		if (d->reg->vips[i])
-			maglev_dp_vip_stats(d->dp, i, &vs[i]);
-
-#define FOR_VIPS                              \
-	for (i = 0; i < MAGLEV_MAX_VIPS; i++) \
-		if (d->reg->vips[i] &&        \
-		    (ctl_format_vip(&d->reg->vips[i]->key, vname, sizeof(vname)), 1))
-#define VIP_COUNTER(metric, field, help)                         \
-	head(f, metric, "counter", help);                        \
-	FOR_VIPS fprintf(f, metric "{vip=\"%s\"} %llu\n", vname, \
-			 (unsigned long long)(vs[i].field - d->reg->vips[i]->base.field));
-
-	VIP_COUNTER("maglev_vip_packets_total", packets, "Packets forwarded for the VIP.")
-	VIP_COUNTER("maglev_vip_bytes_total", bytes,
-		    "Bytes (before encapsulation) forwarded for the VIP.")
-	VIP_COUNTER("maglev_vip_new_flows_total", new_flows, "Flows that took a Maglev pick.")
-	head(f, "maglev_vip_table_generation", "gauge", "Tables swapped in for the VIP.");
-	FOR_VIPS fprintf(f, "maglev_vip_table_generation{vip=\"%s\"} %llu\n", vname,
-			 (unsigned long long)d->reg->vips[i]->table_gen);
-	head(f, "maglev_vip_table_rebuild_seconds", "gauge",
-	     "Duration of the last table build and swap of the VIP.");
-	FOR_VIPS fprintf(f, "maglev_vip_table_rebuild_seconds{vip=\"%s\"} %.6f\n", vname,
-			 d->reg->vips[i]->rebuild_ms / 1e3);
-	head(f, "maglev_vip_backends_in_table", "gauge", "Backends taking new flows.");
-	FOR_VIPS fprintf(f, "maglev_vip_backends_in_table{vip=\"%s\"} %u\n", vname,
-			 d->reg->vips[i]->table_slots_used);
-
-#define FOR_BES                                        \
-	FOR_VIPS for (j = 0; j < d->reg->vips[i]->nbe; \
-		      j++) if ((bname = be_names[d->reg->vips[i]->bes[j].idx]), 1)
-#define BE (&d->reg->vips[i]->bes[j])
-	/* metrics_per_backend no: a fleet too large for one series per backend. */
-	if (!d->cfg.metrics_per_backend || !all_backend_stats(d) || !backend_names(d))
-		goto backends_done;
-	{
-		const struct maglev_backend_stats *bs;
-
-		head(f, "maglev_backend_packets_total", "counter", "Packets sent to the backend.");
-		FOR_BES
-		{
-			bs = &be_stats[BE->idx];
-			fprintf(f, "maglev_backend_packets_total{vip=\"%s\",backend=\"%s\"} %llu\n",
-				vname, bname, (unsigned long long)(bs->packets - BE->base.packets));
-		}
-		head(f, "maglev_backend_bytes_total", "counter", "Bytes sent to the backend.");
-		FOR_BES
-		{
-			bs = &be_stats[BE->idx];
-			fprintf(f, "maglev_backend_bytes_total{vip=\"%s\",backend=\"%s\"} %llu\n",
-				vname, bname, (unsigned long long)(bs->bytes - BE->base.bytes));
-		}
-		head(f, "maglev_backend_new_flows_total", "counter",
-		     "New flows the balancer picked the backend for.");
-		FOR_BES
-		{
-			bs = &be_stats[BE->idx];
-			fprintf(f,
-				"maglev_backend_new_flows_total{vip=\"%s\",backend=\"%s\"} %llu\n",
-				vname, bname,
-				(unsigned long long)(bs->new_flows - BE->base.new_flows));
+	if (job.running)
+		return 0;
+	if (done_src.fd < 0) {
+		done_src.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		done_src.cb = on_done;
+		if (done_src.fd < 0)
+			return -errno;
+		if (ev_add(d, &done_src, EPOLLIN)) {
+			close(done_src.fd);
+			done_src.fd = -1;
+			return -EIO;
 		}
 	}
-	head(f, "maglev_backend_up", "gauge", "1 if the backend passes its health checks.");
-	FOR_BES fprintf(f, "maglev_backend_up{vip=\"%s\",backend=\"%s\"} %d\n", vname, bname,
-			BE->up);
-	head(f, "maglev_backend_state", "gauge",
-	     "1 for the backend's state: up (in the table), quiesced (weight 0), drain, or down.");
-	FOR_BES fprintf(f, "maglev_backend_state{vip=\"%s\",backend=\"%s\",state=\"%s\"} 1\n",
-			vname, bname, be_state_name(BE));
-	head(f, "maglev_backend_flows", "gauge",
-	     "Connection-table entries the backend holds (counted every few seconds).");
-	FOR_BES
-	{
-		uint64_t n;
-
-		if (flow_count_backend(BE->idx, &n))
-			fprintf(f, "maglev_backend_flows{vip=\"%s\",backend=\"%s\"} %llu\n", vname,
-				bname, (unsigned long long)n);
+	job.snap = metrics_snap_take(d);
+	if (!job.snap)
+		return -ENOMEM;
+	job.dp = d->dp;
+	job.resp = NULL;
+	r = pthread_create(&job.thread, NULL, render_thread, NULL);
+	if (r) {
+		metrics_snap_free(job.snap);
+		job.snap = NULL;
+		return -r;
 	}
-	head(f, "maglev_backend_weight", "gauge", "Configured weight.");
-	FOR_BES fprintf(f, "maglev_backend_weight{vip=\"%s\",backend=\"%s\"} %u\n", vname, bname,
-			BE->weight);
-	head(f, "maglev_backend_health_checks_total", "counter", "Health checks by result.");
-	FOR_BES for (r = HC_OK; r < HC_RESULTS; r++)
-		fprintf(f,
-			"maglev_backend_health_checks_total{vip=\"%s\",backend=\"%s\",result=\"%"
-			"s\"} %llu\n",
-			vname, bname, hc_result_name(r),
-			(unsigned long long)health_checks_total(BE->idx, r));
-backends_done:
-#undef BE
-#undef FOR_BES
-#undef VIP_COUNTER
-#undef FOR_VIPS
+	job.running = true;
+	return 0;
+}
 
-	memset(reasons, 0, sizeof(reasons));
-	head(f, "maglev_packets_total", "counter",
-	     "Packets seen by the balancer by outcome (tx_*, pass_*, drop_* reasons).");
-	if (!maglev_dp_reason_stats(d->dp, reasons))
-		for (i = 0; i < MAGLEV_REASON_MAX; i++)
-			fprintf(f, "maglev_packets_total{reason=\"%s\"} %llu\n", reason_names[i],
-				(unsigned long long)reasons[i]);
-	{
-		uint64_t ctrs[MAGLEV_CTR_MAX];
-
-		memset(ctrs, 0, sizeof(ctrs));
-		head(f, "maglev_conn_events_total", "counter",
-		     "Connection-table events: hits, misses, re-picks, expiries, inserts.");
-		if (!maglev_dp_counter_stats(d->dp, ctrs))
-			for (i = 0; i < MAGLEV_CTR_MAX; i++)
-				fprintf(f, "maglev_conn_events_total{event=\"%s\"} %llu\n",
-					maglev_dp_counter_name(i), (unsigned long long)ctrs[i]);
+void metrics_scrape_join(struct daemon *d)
+{
+	if (job.running) {
+		job_join();
+		free(job.resp);
+		job.resp = NULL;
 	}
-	{
-		uint64_t slots, entries, live;
-		double age;
-
-		if (flow_count_table(&slots, &entries, &live, &age)) {
-			head(f, "maglev_conn_table_slots", "gauge", "Connection-table capacity.");
-			fprintf(f, "maglev_conn_table_slots %llu\n", (unsigned long long)slots);
-			head(f, "maglev_conn_table_entries", "gauge",
-			     "Connection-table entries: all intact ones, and the live ones the "
-			     "datapath still follows (backend current, UDP not idle).");
-			fprintf(f, "maglev_conn_table_entries{state=\"all\"} %llu\n",
-				(unsigned long long)entries);
-			fprintf(f, "maglev_conn_table_entries{state=\"live\"} %llu\n",
-				(unsigned long long)live);
-			head(f, "maglev_conn_table_count_age_seconds", "gauge",
-			     "Age of the connection-table count above.");
-			fprintf(f, "maglev_conn_table_count_age_seconds %.3f\n", age);
-		}
+	if (done_src.fd >= 0) {
+		ev_del(d, &done_src);
+		close(done_src.fd);
+		done_src.fd = -1;
 	}
-	head(f, "maglevd_control_requests_total", "counter", "Control requests received.");
-	fprintf(f, "maglevd_control_requests_total %llu\n", (unsigned long long)d->ctl_requests);
-	head(f, "maglevd_control_rejected_total", "counter", "Control requests rejected.");
-	fprintf(f, "maglevd_control_rejected_total %llu\n", (unsigned long long)d->ctl_rejected);
-	head(f, "maglevd_health_checks_unknown_total", "counter",
-	     "Health checks that could not be made (no socket, no encapsulation): no verdict.");
-	fprintf(f, "maglevd_health_checks_unknown_total %llu\n",
-		(unsigned long long)health_unknown_total());
-	head(f, "maglevd_commits_total", "counter", "Changes written to the datapath.");
-	fprintf(f, "maglevd_commits_total %llu\n", (unsigned long long)d->commits);
-	head(f, "maglevd_commit_failures_total", "counter",
-	     "Changes the datapath or the state file refused.");
-	fprintf(f, "maglevd_commit_failures_total %llu\n", (unsigned long long)d->commit_failures);
-	head(f, "maglevd_state_write_failures_total", "counter",
-	     "State file writes that failed (the running state is newer than the file).");
-	fprintf(f, "maglevd_state_write_failures_total %llu\n",
-		(unsigned long long)state_writer_failures());
-	head(f, "maglevd_config_reloads_total", "counter",
-	     "Config reloads (SIGHUP or maglevctl reload) by result.");
-	fprintf(f, "maglevd_config_reloads_total{result=\"ok\"} %llu\n",
-		(unsigned long long)d->reloads);
-	fprintf(f, "maglevd_config_reloads_total{result=\"fail\"} %llu\n",
-		(unsigned long long)d->reload_failures);
-	head(f, "maglevd_slowpath_in_sync", "gauge",
-	     "1 if the slow-path kernel module is loaded and mirrors the datapath.");
-	fprintf(f, "maglevd_slowpath_in_sync %d\n", slowpath_in_sync());
-	{
-		uint64_t cnt[MAGLEV_STAT_MAX + 1];
-		unsigned int i;
-
-		if (slowpath_counters(cnt)) {
-			head(f, "maglev_slowpath_events_total", "counter",
-			     "Slow-path kernel module: packets forwarded and dropped, by reason.");
-			for (i = 0; i <= MAGLEV_STAT_MAX; i++)
-				if (slowpath_nl_stat_name(i))
-					fprintf(f,
-						"maglev_slowpath_events_total{event=\"%s\"} %llu\n",
-						slowpath_nl_stat_name(i),
-						(unsigned long long)cnt[i]);
-		}
-	}
-	{
-		static const char *const hc_names[MAGLEV_HC_CTR_MAX] = {
-			[MAGLEV_HC_ENCAP] = "encapsulated",
-			[MAGLEV_HC_NO_TARGET] = "drop_no_target",
-			[MAGLEV_HC_ERROR] = "drop_error",
-		};
-		uint64_t hc[MAGLEV_HC_CTR_MAX];
-		unsigned int i;
-
-		if (health_encap_counters(hc)) {
-			head(f, "maglev_health_encap_packets_total", "counter",
-			     "Health-check packets the TC program encapsulated or dropped.");
-			for (i = 0; i < MAGLEV_HC_CTR_MAX; i++)
-				fprintf(f,
-					"maglev_health_encap_packets_total{result=\"%s\"} %llu\n",
-					hc_names[i], (unsigned long long)hc[i]);
-		}
-	}
-	head(f, "maglev_build_info", "gauge", "1, labelled with the running maglevd's version.");
-	fprintf(f, "maglev_build_info{version=\"%s\"} 1\n", MAGLEV_VERSION);
-	head(f, "maglev_interface_xdp", "gauge",
-	     "1 per configured interface, labelled with how the kernel has the XDP program: "
-	     "native, generic, offload, none (not attached) or missing (no such interface).");
-	for (i = 0; i < (uint32_t)d->cfg.n_ifaces; i++) {
-		uint32_t prog;
-		const char *mode = status_xdp_mode(d->cfg.ifaces[i], &prog);
-
-		fprintf(f, "maglev_interface_xdp{interface=\"%s\",mode=\"%s\"} 1\n",
-			d->cfg.ifaces[i], mode);
-	}
-	announce_metrics(d, f);
-	head(f, "maglevd_vips", "gauge", "VIPs configured.");
-	fprintf(f, "maglevd_vips %u\n", d->reg->nvips);
-	head(f, "maglevd_backends", "gauge", "Backends configured over all VIPs.");
-	fprintf(f, "maglevd_backends %u\n", d->reg->nbackends);
-	head(f, "maglevd_uptime_seconds", "gauge", "Seconds since maglevd started.");
-	fprintf(f, "maglevd_uptime_seconds %llu\n",
-		(unsigned long long)((mono_ms() - d->start_ms) / 1000));
-	free(vs);
-	if (fclose(f)) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
 }
 
 static void metrics_answer(struct daemon *d, int fd, const char *in, size_t len, char **out,
 			   size_t *out_len)
 {
-	char *body = NULL, *resp = NULL;
-	size_t blen = 0;
 	int n;
 
 	if ((len >= 13 && !strncmp(in, "GET /metrics ", 13)) ||
 	    (len >= 13 && !strncmp(in, "GET /metrics?", 13))) {
-		body = metrics_render(d, &blen);
-		if (!body) {
-			*out = strdup(
-				"HTTP/1.0 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n");
+		if (job_start(d)) {
+			*out = strdup(http_500);
 			*out_len = *out ? strlen(*out) : 0;
 			return;
 		}
-		n = asprintf(&resp,
-			     "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4; "
-			     "charset=utf-8\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-			     blen);
-		if (n < 0) {
-			free(body);
-			return;
-		}
-		*out = realloc(resp, (size_t)n + blen);
-		if (*out)
-			memcpy(*out + n, body, blen);
-		else
-			free(resp);
-		free(body);
-		*out_len = *out ? (size_t)n + blen : 0;
+		stream_defer(d, METRICS_RENDER_TIMEOUT_MS);
 		return;
 	}
 	{

@@ -12,6 +12,28 @@
 static struct stream *streams;
 /* Dropped while other events may still name them; see stream_reap(). */
 static struct stream *zombies;
+/* The stream whose handler runs: what stream_defer() marks. */
+static struct stream *handling;
+
+/* An answer given to several clients: freed with the last of them. */
+struct shared_out {
+	unsigned int refs;
+	char *buf;
+};
+
+static void out_release(struct stream *s)
+{
+	if (s->shared) {
+		if (!--s->shared->refs) {
+			free(s->shared->buf);
+			free(s->shared);
+		}
+		s->shared = NULL;
+	} else {
+		free(s->out);
+	}
+	s->out = NULL;
+}
 
 static void stream_unlink(struct daemon *d, struct stream *s)
 {
@@ -33,7 +55,7 @@ static void stream_free(struct daemon *d, struct stream *s)
 {
 	stream_unlink(d, s);
 	free(s->in);
-	free(s->out);
+	out_release(s);
 	free(s);
 }
 
@@ -54,14 +76,14 @@ void stream_reap(void)
 
 		zombies = s->next;
 		free(s->in);
-		free(s->out);
+		out_release(s);
 		free(s);
 	}
 }
 
 static void stream_reply(struct daemon *d, struct stream *s, char *out, size_t len)
 {
-	free(s->out);
+	out_release(s);
 	s->out = out;
 	s->out_len = len;
 	s->out_off = 0;
@@ -157,7 +179,11 @@ static void on_event(struct daemon *d, struct ev_source *src, uint32_t events)
 		char *out = NULL;
 		size_t len = 0;
 
+		handling = s;
 		s->handler(d, s->src.fd, s->in, s->in_len, &out, &len);
+		handling = NULL;
+		if (!out && s->deferred)
+			return;
 		if (!out) {
 			stream_free(d, s);
 			return;
@@ -173,7 +199,7 @@ static bool pool_make_room(struct daemon *d, struct stream_pool *pool)
 
 	/* Newest first: the last match is the one that has waited longest. */
 	for (s = streams; s; s = s->next)
-		if (s->pool == pool && !s->out)
+		if (s->pool == pool && !s->out && !s->deferred)
 			oldest = s;
 	if (!oldest)
 		return false;
@@ -224,6 +250,54 @@ int stream_start(struct daemon *d, int fd, const char *terminator, size_t in_max
 		return -EIO;
 	}
 	return 0;
+}
+
+void stream_defer(struct daemon *d, uint32_t timeout_ms)
+{
+	struct stream *s = handling;
+
+	if (!s)
+		return;
+	s->deferred = true;
+	s->deadline_ms = mono_ms() + timeout_ms;
+	/* Not watched meanwhile: its request is read, nothing more is wanted. */
+	ev_del(d, &s->src);
+}
+
+void stream_answer_deferred(struct daemon *d, struct stream_pool *pool, char *out, size_t len)
+{
+	struct shared_out *sh = calloc(1, sizeof(*sh));
+	struct stream *s, *next;
+
+	if (!sh) {
+		free(out);
+		out = NULL;
+	} else {
+		sh->buf = out;
+		sh->refs = 1; /* ours, until every client holds it */
+	}
+	for (s = streams; s; s = next) {
+		next = s->next;
+		if (s->pool != pool || !s->deferred)
+			continue;
+		s->deferred = false;
+		if (!sh) {
+			stream_kill(d, s);
+			continue;
+		}
+		sh->refs++;
+		s->shared = sh;
+		s->out = out;
+		s->out_len = len;
+		s->out_off = 0;
+		/* Not from the stream's own event: a failure must not free it now. */
+		if (ev_add(d, &s->src, EPOLLOUT))
+			stream_kill(d, s);
+	}
+	if (sh && !--sh->refs) {
+		free(sh->buf);
+		free(sh);
+	}
 }
 
 void stream_sweep(struct daemon *d)

@@ -46,7 +46,9 @@ struct stream {
 	size_t in_len, in_cap, in_max, out_len, out_off;
 	uint64_t deadline_ms;
 	struct stream_pool *pool;
-	bool dead; /* closed; freed by stream_reap() after the current events */
+	bool dead;		   /* closed; freed by stream_reap() after the current events */
+	bool deferred;		   /* request read, answer to come: stream_answer_deferred() */
+	struct shared_out *shared; /* out belongs to several clients */
 	struct stream *prev, *next;
 };
 
@@ -54,6 +56,18 @@ struct stream {
 int stream_start(struct daemon *d, int fd, const char *terminator, size_t in_max,
 		 uint32_t timeout_ms, const char *overflow_reply, stream_handler handler,
 		 struct stream_pool *pool);
+/*
+ * From a handler, instead of an answer: the answer comes later, through
+ * stream_answer_deferred(), within timeout_ms or the client is dropped.
+ * Deferred clients count as being answered (a full pool keeps them).
+ */
+void stream_defer(struct daemon *d, uint32_t timeout_ms);
+/*
+ * Answer every deferred client of pool with out[0..len) (malloc'ed, taken
+ * over): one buffer for all of them, not a copy each (a scrape of 65,535
+ * backends is 57 MB).
+ */
+void stream_answer_deferred(struct daemon *d, struct stream_pool *pool, char *out, size_t len);
 /* Drop streams past their deadline. */
 void stream_sweep(struct daemon *d);
 /*
