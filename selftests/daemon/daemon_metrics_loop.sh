@@ -1,16 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # A scrape does not hold the event loop (issue 16): with 65,535 backends (a
-# scrape formats ~700,000 series, about a second), `maglevctl status` answers
-# within MLOOP_MAX_MS (300) every time while a scrape is in flight; the
-# scrape is complete (every per-backend series of every backend, the
-# daemon's own series at the end); a second scraper that asks meanwhile gets
-# the same answer; and the daemon still scrapes at rest afterwards.
+# scrape formats ~650,000 series, about a second), `maglevctl status` answers
+# within MLOOP_MAX_MS (300) of its slowest at rest every time while a scrape
+# is in flight; the scrape is complete (every per-backend series of every
+# backend, the daemon's own series at the end); a second scraper that asks
+# meanwhile gets the same answer; and a later scrape is a new one.
 . "$(dirname "$0")/lib.sh"
 
 NVIPS=${MLOOP_VIPS:-16}
-# The old loop held status for the whole render (~900 ms at 65,535 backends
-# here); at rest a round trip takes ~10-150 ms on a loaded 2-CPU machine.
+# The old loop held status for the whole render (0.9-1.9 s at 65,535
+# backends on a loaded 2-CPU VM). A round trip at rest takes 10-250 ms
+# there (more under the sanitizers): the scrape may add MAX_MS to the
+# slowest of those, no more.
 MAX_MS=${MLOOP_MAX_MS:-300}
 
 setup_net || skip_all "cannot create namespaces/veth"
@@ -44,7 +46,9 @@ status_ms() {
 slowest() { printf '%s\n' "$@" | sort -n | tail -1; }
 rest=()
 for i in $(seq 20); do rest+=("$(status_ms)"); sleep 0.02; done
-diag "at rest: slowest of 20 status round trips $(slowest "${rest[@]}") ms"
+rest_max=$(slowest "${rest[@]}")
+diag "at rest: slowest of 20 status round trips $rest_max ms"
+LIMIT=$((rest_max + MAX_MS))
 
 # Two scrapers 50 ms apart, control round trips while they run.
 t0=$(now_ms)
@@ -70,7 +74,8 @@ max=$(slowest 0 "${lat[@]}")
 diag "scrape took $took ms; ${#lat[@]} status round trips during it, slowest $max ms (${lat[*]:0:20})"
 check "both scrapes answered" [ "$rc1$rc2" = 00 ]
 check "at least 3 status round trips while the scrape was in flight" [ ${#lat[@]} -ge 3 ]
-check "every status round trip during the scrape within $MAX_MS ms (slowest $max)" [ "$max" -le "$MAX_MS" ]
+check "every status round trip during the scrape within $LIMIT ms (at rest + $MAX_MS; slowest $max)" \
+	[ "$max" -le "$LIMIT" ]
 check "the second scraper got the same answer" cmp -s "$TDIR/scrape1" "$TDIR/scrape2"
 
 # Complete: every per-backend family holds every backend, the same label sets.

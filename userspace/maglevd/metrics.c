@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -88,8 +87,6 @@ static void *render_thread(void *arg)
 	char *body;
 
 	(void)arg;
-	/* On a busy machine the loop (control, checks, watchdog) goes first. */
-	setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
 	body = metrics_snap_render(job.snap, job.dp, &blen);
 	job.resp = body ? http_200(body, blen, &job.len) : NULL;
 	free(body);
