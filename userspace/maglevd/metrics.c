@@ -45,9 +45,9 @@ static const char http_500[] = "HTTP/1.0 500 Internal Server Error\r\nContent-Le
 /*
  * One scrape in flight: the loop takes the snapshot, a thread of its own
  * reads the datapath and formats (the slow part), then signals done; every
- * client that asked meanwhile gets the same answer. Only the loop touches
- * job between pthread_create() and the eventfd signal but job.running; the
- * thread touches nothing else of the daemon.
+ * client that asked meanwhile gets the same answer. From pthread_create()
+ * to pthread_join() the thread owns job (the loop reads job.running only)
+ * and touches nothing else of the daemon but the locked flow counts.
  */
 static struct {
 	bool running;
