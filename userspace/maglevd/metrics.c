@@ -15,6 +15,7 @@
 
 #include "be_state.h"
 #include "ctl_proto.h"
+#include "drift.h"
 #include "flow_count.h"
 #include "log.h"
 #include "hc_encap.h"
@@ -109,6 +110,19 @@ char *metrics_render(struct daemon *d, size_t *len)
 	     "Duration of the last table build and swap of the VIP.");
 	FOR_VIPS fprintf(f, "maglev_vip_table_rebuild_seconds{vip=\"%s\"} %.6f\n", vname,
 			 d->reg->vips[i]->rebuild_ms / 1e3);
+	/* Info series: balancers of one group disagree when a VIP has two. */
+	head(f, "maglev_vip_table_digest_info", "gauge",
+	     "1, labelled with the digest of the VIP's table by backend address.");
+	FOR_VIPS fprintf(f, "maglev_vip_table_digest_info{vip=\"%s\",digest=\"%016llx\"} 1\n",
+			 vname, (unsigned long long)d->reg->vips[i]->digest);
+	head(f, "maglev_seed_fingerprint_info", "gauge",
+	     "1, labelled with a fingerprint of the seed (identifies it, does not reveal it).");
+	fprintf(f, "maglev_seed_fingerprint_info{fingerprint=\"%016llx\"} 1\n",
+		(unsigned long long)drift_seed_fingerprint(&d->cfg.seed));
+	head(f, "maglev_vips_digest_info", "gauge",
+	     "1, labelled with one digest over every VIP and its table digest.");
+	fprintf(f, "maglev_vips_digest_info{digest=\"%016llx\"} 1\n",
+		(unsigned long long)drift_vips_digest(d->reg));
 	head(f, "maglev_vip_backends_in_table", "gauge", "Backends taking new flows.");
 	FOR_VIPS fprintf(f, "maglev_vip_backends_in_table{vip=\"%s\"} %u\n", vname,
 			 d->reg->vips[i]->table_slots_used);
