@@ -78,6 +78,11 @@ check "status text prints both" \
 	bash -c "$MAGLEVCTL status | grep -q '^tables digest [0-9a-f]\{16\} (all VIPs), seed fingerprint [0-9a-f]\{16\}$'"
 check "the seed fingerprint does not show the seed" \
 	bash -c "! { $MAGLEVCTL -j status; cat $M; } | grep -qi -e 0123456789abcdef -e 89abcdef01234567"
+# Pinned: SipHash-2-4 of the domain string under k0 = k1 = 0x0123456789abcdef,
+# from an independent implementation (checked against the reference vector).
+# Another value would make balancers of two versions disagree.
+check "the test seed's fingerprint is a7437cfa820ba39d" \
+	[ "$(ctl -j status | jq -r .seed_fingerprint)" = a7437cfa820ba39d ]
 check "metrics: maglev_vip_table_digest_info{vip,digest} 1 for each VIP, equal to vip show" \
 	bash -c "[ \$(grep -c '^maglev_vip_table_digest_info{vip=\"[^\"]*\",digest=\"[0-9a-f]\{16\}\"} 1\$' $M) -eq 3 ] &&
 		 [ \"$(mdigest $V4)\" = \"$(vdigest $V4)\" ] && [ \"$(mdigest "$V6")\" = \"$(vdigest "$V6")\" ]"
