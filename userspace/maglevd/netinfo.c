@@ -345,6 +345,46 @@ static bool nh_keep_on_reload(struct daemon *d, const struct maglevd_config *cfg
 	return true;
 }
 
+/*
+ * Any other reload to "auto" (a switch to auto, changed interfaces) looks
+ * once and does not wait: the loop serves the control socket and the
+ * health checks meanwhile. Without a usable entry yet the datapath keeps
+ * its MAC, the kernel is asked to resolve the gateway, and the follower
+ * (nh_event, nh_tick) writes the MAC when it answers. -EXDEV (a gateway on
+ * another interface) still refuses the reload.
+ */
+static int nh_adopt_on_reload(struct daemon *d, const struct maglevd_config *cfg, uint8_t mac[6],
+			      char *err, size_t errlen)
+{
+	char gws[INET6_ADDRSTRLEN], ifn[IF_NAMESIZE];
+	struct maglev_config cur;
+	struct gw_info gi;
+	int r = gw_lookup(cfg, &gi, err, errlen);
+
+	if (r == -EXDEV)
+		return r;
+	if (!maglev_dp_get_config(d->dp, &cur))
+		memcpy(mac, cur.nexthop_mac, 6);
+	nh.gw_lost = false;
+	if (r) {
+		log_warn("next hop: %s; keeping the datapath's MAC until there is one", err);
+		nh.gw.found = false;
+		return 0;
+	}
+	nh.gw = gi;
+	gw_names(&gi, gws, ifn);
+	if (!neigh_get(&gi, mac)) {
+		log_info("next hop: gateway %s on %s is %02x:%02x:%02x:%02x:%02x:%02x", gws, ifn,
+			 mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+		return 0;
+	}
+	log_warn("next hop: gateway %s on %s has no usable neighbour entry yet; resolving it, "
+		 "the datapath keeps its MAC until it answers",
+		 gws, ifn);
+	neigh_use(&gi);
+	return 0;
+}
+
 /* A new MAC for the followed gateway: into the datapath at once. */
 static void nh_apply(struct daemon *d, const uint8_t mac[6])
 {
@@ -598,7 +638,9 @@ int daemon_dp_config(struct daemon *d, const struct maglevd_config *cfg, struct 
 	if (!cfg->nexthop_auto) {
 		memcpy(mc->nexthop_mac, cfg->nexthop_mac, 6);
 	} else if (cfg->n_ifaces && !nh_keep_on_reload(d, cfg, mc->nexthop_mac)) {
-		int r = resolve_nexthop(cfg, mc->nexthop_mac, err, errlen);
+		/* The follower runs once the daemon does: a reload never waits. */
+		int r = nh.nl ? nh_adopt_on_reload(d, cfg, mc->nexthop_mac, err, errlen)
+			      : resolve_nexthop(cfg, mc->nexthop_mac, err, errlen);
 
 		if (r)
 			return r;
