@@ -62,13 +62,14 @@ static int cmp_vip(const void *a, const void *b)
 }
 
 /*
- * FNV-1a over every VIP in canonical order (ctl_cmp_vip()) as its key (family, 16 address
- * bytes, port and protocol) and its table digest (8 bytes, big-endian): one
- * value two balancers can compare for all their VIPs at once.
+ * FNV-1a over every VIP in canonical order (ctl_cmp_vip()) as its key
+ * (family, 16 address bytes, port and protocol) and its table digest (8
+ * bytes, big-endian): one value two balancers can compare for all their
+ * VIPs at once.
  */
 uint64_t drift_vips_digest(const struct registry *r)
 {
-	static const struct vip *sorted[MAGLEV_MAX_VIPS];
+	const struct vip *sorted[MAGLEV_MAX_VIPS]; /* own copy: scrapes may leave the loop */
 	uint64_t h = FNV_BASIS;
 	uint32_t i, n = 0;
 
