@@ -30,7 +30,8 @@ INSTALL_FILES = \
 	docs/operations.md $(DOCDIR)/operations.md 0644 \
 	docs/maglevd.conf.example $(DOCDIR)/examples/maglevd.conf.example 0644 \
 	docs/bird.conf $(DOCDIR)/examples/bird.conf 0644 \
-	docs/frr.conf $(DOCDIR)/examples/frr.conf 0644
+	docs/frr.conf $(DOCDIR)/examples/frr.conf 0644 \
+	docs/prometheus-rules.yml $(DOCDIR)/examples/prometheus-rules.yml 0644
 # The sources: the words in the tree (the destinations are absolute).
 INSTALL_SRCS = $(filter $(BUILD)/% docs/% userspace/%,$(INSTALL_FILES))
 

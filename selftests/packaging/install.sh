@@ -31,7 +31,8 @@ expected="755 sbin/maglevd
 644 share/doc/maglev-lb/operations.md
 644 share/doc/maglev-lb/examples/maglevd.conf.example
 644 share/doc/maglev-lb/examples/bird.conf
-644 share/doc/maglev-lb/examples/frr.conf"
+644 share/doc/maglev-lb/examples/frr.conf
+644 share/doc/maglev-lb/examples/prometheus-rules.yml"
 while read -r mode f; do
 	check "installed $f, mode $mode" [ -f "$P/$f" -a "$(stat -c %a "$P/$f" 2>/dev/null)" = "$mode" ]
 done <<<"$expected"

@@ -165,6 +165,27 @@ void ctl_format_addr(const struct ctl_addr *a, char *buf, size_t len)
 	snprintf(buf, len, "%s", tmp);
 }
 
+int ctl_cmp_vip(const struct maglev_vip_key *a, const struct maglev_vip_key *b)
+{
+	int c;
+
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	c = memcmp(a->addr, b->addr, sizeof(a->addr));
+	if (c)
+		return c;
+	if (a->port != b->port)
+		return ntohs(a->port) < ntohs(b->port) ? -1 : 1;
+	return (int)a->proto - (int)b->proto;
+}
+
+int ctl_cmp_addr(const struct ctl_addr *a, const struct ctl_addr *b)
+{
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	return memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
 void ctl_format_vip(const struct maglev_vip_key *key, char *buf, size_t len)
 {
 	struct ctl_addr a = {.family = key->family};

@@ -49,6 +49,13 @@ void ctl_format_vip(const struct maglev_vip_key *key, char *buf, size_t len);
 int ctl_parse_addr(const char *s, struct ctl_addr *a, char *err, size_t errlen);
 void ctl_format_addr(const struct ctl_addr *a, char *buf, size_t len);
 
+/* The canonical orders (strcmp-like): family, then address bytes in network
+ * order, then (VIPs) port and protocol. Balancers that hold the same set
+ * list it alike whatever order it was added in.
+ */
+int ctl_cmp_vip(const struct maglev_vip_key *a, const struct maglev_vip_key *b);
+int ctl_cmp_addr(const struct ctl_addr *a, const struct ctl_addr *b);
+
 /* Parse ADDR:PORT (IPv6 bracketed). port is host order, 1..65535. */
 int ctl_parse_endpoint(const char *s, struct ctl_addr *a, uint16_t *port, char *err, size_t errlen);
 

@@ -78,7 +78,8 @@ static const struct {
 	 "Usage: maglevctl vip list\nList VIPs with backend counts and table generation.\n"},
 	{"vip", "show",
 	 "Usage: maglevctl vip show VIP\nShow a VIP's settings and backends (with the flags the "
-	 "live datapath holds).\n"},
+	 "live datapath holds),\nand the table digest: equal on two balancers exactly when "
+	 "every slot of the VIP\nsends to the same backend.\n"},
 	{"backend", "add",
 	 "Usage: maglevctl backend add VIP BACKEND [--weight N] [--drain] [--start-down]\n"
 	 "Add a backend (an address; it answers on the VIP's port) to a VIP. Weight\n"
@@ -122,7 +123,8 @@ static const struct {
 	 "  maglevctl lookup 192.0.2.10:80/tcp 203.0.113.7:40000\n"},
 	{"save", NULL,
 	 "Usage: maglevctl save\nPrint the configuration (VIPs, backends, weights, drain) as "
-	 "maglevctl commands.\n"},
+	 "maglevctl commands,\nin canonical order: balancers holding the same configuration "
+	 "print the same\nlines, all but the first (its timestamp).\n"},
 	{"restore", NULL,
 	 "Usage: maglevctl restore [--no-flush] [--dry-run] [--allow-empty] [FILE]\n"
 	 "Apply a file written by save (default: stdin). The whole file is one atomic\n"
@@ -141,7 +143,9 @@ static const struct {
 	 "per interface the XDP mode and next-hop MAC, a warning while the public\n"
 	 "default seed is in use, the slow-path module, health checks that could not\n"
 	 "be made (unknown), reloads and the last one's time and result (why it\n"
-	 "failed), and each VIP's announce state.\n"},
+	 "failed), each VIP's announce state, and for comparing balancers the tables\n"
+	 "digest (all VIPs) and the seed fingerprint (identifies the seed, does not\n"
+	 "reveal it).\n"},
 	{"reload", NULL,
 	 "Usage: maglevctl reload\n"
 	 "Have maglevd re-read its configuration file (as SIGHUP does) and wait for the\n"

@@ -123,9 +123,9 @@ void print_vip_show(const struct ctl_opts *o, json_object *resp)
 		       jint(chk, "interval_ms"), jint(chk, "timeout_ms"), jint(chk, "rise"),
 		       jint(chk, "fall"));
 	printf("\n  table generation %" PRId64 ", last rebuild %.2f ms, %" PRId64 " of %" PRId64
-	       " backends in the table\n\n",
+	       " backends in the table, digest %s\n\n",
 	       jint(v, "table_gen"), jdbl(v, "rebuild_ms"), jint(v, "in_table"),
-	       jint(v, "backends"));
+	       jint(v, "backends"), s_or(v, "digest", "?"));
 	if (arr_len(v, "backend_list", &bes))
 		print_backend_rows(bes, false);
 }
@@ -359,6 +359,8 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 		printf(" %s", json_object_get_string(json_object_array_get_idx(ifs, i)));
 	printf("%s\npin dir %s, state file %s\n", n ? "" : " none", s_or(resp, "pin_dir", "?"),
 	       s_or(resp, "state_file", "?"));
+	printf("tables digest %s (all VIPs), seed fingerprint %s\n", s_or(resp, "vips_digest", "?"),
+	       s_or(resp, "seed_fingerprint", "?"));
 	print_status_detail(resp);
 	printf("health checks that could not be made (unknown, no verdict): %" PRId64 "\n",
 	       jint(resp, "health_checks_unknown"));

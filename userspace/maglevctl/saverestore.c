@@ -50,8 +50,55 @@ static void print_check(FILE *f, json_object *chk)
 			fprintf(f, " %s %" PRId64, ints[i].opt, json_object_get_int64(m));
 }
 
+/* json-c array comparators: the canonical orders of ctl_cmp_vip() and
+ * ctl_cmp_addr() by the "vip" and "addr" members (unparsable ones last).
+ */
+static int cmp_vip_json(const void *a, const void *b)
+{
+	const char *x = jstr(*(json_object *const *)a, "vip");
+	const char *y = jstr(*(json_object *const *)b, "vip");
+	struct maglev_vip_key kx, ky;
+	char err[8];
+	bool any;
+	int bx = !x || ctl_parse_vip(x, &kx, &any, err, sizeof(err));
+	int by = !y || ctl_parse_vip(y, &ky, &any, err, sizeof(err));
+
+	return bx || by ? bx - by : ctl_cmp_vip(&kx, &ky);
+}
+
+static int cmp_addr_json(const void *a, const void *b)
+{
+	const char *x = jstr(*(json_object *const *)a, "addr");
+	const char *y = jstr(*(json_object *const *)b, "addr");
+	struct ctl_addr ax, ay;
+	char err[8];
+	int bx = !x || ctl_parse_addr(x, &ax, err, sizeof(err));
+	int by = !y || ctl_parse_addr(y, &ay, err, sizeof(err));
+
+	return bx || by ? bx - by : ctl_cmp_addr(&ax, &ay);
+}
+
+/* A "dump" answer's VIPs, and each one's backends, in canonical order. */
+static void canonical_order(json_object *resp)
+{
+	json_object *vips = NULL, *bes;
+	size_t i, n;
+
+	json_object_object_get_ex(resp, "vips", &vips);
+	n = json_object_is_type(vips, json_type_array) ? json_object_array_length(vips) : 0;
+	if (!n)
+		return;
+	json_object_array_sort(vips, cmp_vip_json);
+	for (i = 0; i < n; i++)
+		if (json_object_object_get_ex(json_object_array_get_idx(vips, i), "backends",
+					      &bes) &&
+		    json_object_is_type(bes, json_type_array) && json_object_array_length(bes))
+			json_object_array_sort(bes, cmp_addr_json);
+}
+
 /* The save lines of a "dump" answer's VIPs ("vip add", then its "backend
- * add"s). Returns the number of VIPs, and of backends in *nbe.
+ * add"s), in canonical order: balancers holding the same set save the same
+ * lines. Returns the number of VIPs, and of backends in *nbe.
  */
 static size_t print_vips(FILE *f, json_object *resp, size_t *nbe)
 {
@@ -60,6 +107,7 @@ static size_t print_vips(FILE *f, json_object *resp, size_t *nbe)
 
 	*nbe = 0;
 	json_object_object_get_ex(resp, "vips", &vips);
+	canonical_order(resp);
 	n = vips ? json_object_array_length(vips) : 0;
 	for (i = 0; i < n; i++) {
 		json_object *v = json_object_array_get_idx(vips, i), *chk = NULL, *bes = NULL;
@@ -111,6 +159,7 @@ int cmd_save(const struct ctl_opts *o, int argc, char **argv)
 	if (!resp)
 		return rc;
 	if (o->json) {
+		canonical_order(resp);
 		printf("%s\n",
 		       json_object_to_json_string_ext(
 			       resp, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));

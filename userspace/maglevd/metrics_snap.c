@@ -6,6 +6,7 @@
 
 #include "be_state.h"
 #include "ctl_proto.h"
+#include "drift.h"
 #include "flow_count.h"
 #include "hc_encap.h"
 #include "metrics_snap.h"
@@ -22,6 +23,7 @@ struct snap_vip {
 	uint64_t table_gen;
 	double rebuild_ms;
 	uint32_t table_slots_used;
+	uint64_t digest;
 	uint32_t be0, nbe; /* its backends: bes[be0 .. be0 + nbe) */
 };
 
@@ -37,6 +39,7 @@ struct snap_be {
 struct metrics_snap {
 	bool per_backend;
 	uint32_t nvips, nbes;
+	uint64_t seed_fingerprint, vips_digest;
 	struct snap_vip *vips;
 	struct snap_be *bes;
 	/* What follows the datapath's counters, all from loop-only state: rendered
@@ -154,6 +157,8 @@ struct metrics_snap *metrics_snap_take(struct daemon *d)
 	if (!s)
 		return NULL;
 	s->per_backend = d->cfg.metrics_per_backend;
+	s->seed_fingerprint = drift_seed_fingerprint(&d->cfg.seed);
+	s->vips_digest = drift_vips_digest(d->reg);
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
 		if (d->reg->vips[i])
 			nbes += d->reg->vips[i]->nbe;
@@ -174,6 +179,7 @@ struct metrics_snap *metrics_snap_take(struct daemon *d)
 					.table_gen = v->table_gen,
 					.rebuild_ms = v->rebuild_ms,
 					.table_slots_used = v->table_slots_used,
+					.digest = v->digest,
 					.be0 = s->nbes,
 					.nbe = v->nbe};
 		for (j = 0; j < v->nbe; j++) {
@@ -243,6 +249,19 @@ char *metrics_snap_render(const struct metrics_snap *s, struct maglev_dp *dp, si
 	     "Duration of the last table build and swap of the VIP.");
 	FOR_VIPS fprintf(f, "maglev_vip_table_rebuild_seconds{vip=\"%s\"} %.6f\n", vname,
 			 sv->rebuild_ms / 1e3);
+	/* Info series: balancers of one group disagree when a VIP has two. */
+	head(f, "maglev_vip_table_digest_info", "gauge",
+	     "1, labelled with the digest of the VIP's table by backend address.");
+	FOR_VIPS fprintf(f, "maglev_vip_table_digest_info{vip=\"%s\",digest=\"%016llx\"} 1\n",
+			 vname, (unsigned long long)sv->digest);
+	head(f, "maglev_seed_fingerprint_info", "gauge",
+	     "1, labelled with a fingerprint of the seed (identifies it, does not reveal it).");
+	fprintf(f, "maglev_seed_fingerprint_info{fingerprint=\"%016llx\"} 1\n",
+		(unsigned long long)s->seed_fingerprint);
+	head(f, "maglev_vips_digest_info", "gauge",
+	     "1, labelled with one digest over every VIP and its table digest.");
+	fprintf(f, "maglev_vips_digest_info{digest=\"%016llx\"} 1\n",
+		(unsigned long long)s->vips_digest);
 	head(f, "maglev_vip_backends_in_table", "gauge", "Backends taking new flows.");
 	FOR_VIPS fprintf(f, "maglev_vip_backends_in_table{vip=\"%s\"} %u\n", vname,
 			 sv->table_slots_used);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "drift.h"
 #include "log.h"
 #include "placement.h"
 #include "registry.h"
@@ -620,6 +621,7 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 		goto out;
 	v->table_gen++;
 	v->table_slots_used = n;
+	v->digest = drift_table_digest(v, tbl_idx);
 	remember_rendezvous(v, ctx, &specs, n);
 	slowpath_table(v, tbl_idx);
 	v->rebuild_ms = now_ms() - t0;

@@ -80,6 +80,7 @@ struct vip {
 	bool info_dirty;	   /* needs its VIP-map entry written */
 	uint64_t table_gen;	   /* tables swapped in for this VIP */
 	uint32_t table_slots_used; /* backends in the table */
+	uint64_t digest;	   /* drift_table_digest() of the table swapped in */
 	double rebuild_ms;	   /* last build + swap */
 	struct maglev_vip_stats base, last;
 	double pps, bps, fps;

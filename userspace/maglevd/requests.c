@@ -15,6 +15,7 @@
 #include "audit.h"
 #include "be_state.h"
 #include "daemon.h"
+#include "drift.h"
 #include "flow_count.h"
 #include "log.h"
 #include "maglev_hash.h"
@@ -550,7 +551,7 @@ static json_object *be_json(struct daemon *d, const struct vip *v, const struct 
 static json_object *vip_summary(const struct vip *v, const struct hc_params *defaults)
 {
 	json_object *o = json_object_new_object(), *chk = json_object_new_object();
-	char name[CTL_ADDR_STRLEN];
+	char name[CTL_ADDR_STRLEN], hex[DRIFT_HEX_LEN];
 	struct hc_params hc;
 	uint32_t i, up = 0;
 
@@ -571,6 +572,8 @@ static json_object *vip_summary(const struct vip *v, const struct hc_params *def
 	json_object_object_add(o, "in_table", json_object_new_int64(up));
 	json_object_object_add(o, "table_gen", json_object_new_uint64(v->table_gen));
 	json_object_object_add(o, "rebuild_ms", json_object_new_double(v->rebuild_ms));
+	drift_hex(v->digest, hex);
+	json_object_object_add(o, "digest", json_object_new_string(hex));
 	vip_hc(v, defaults, &hc);
 	json_object_object_add(chk, "type", json_object_new_string(hc_type_name(hc.type)));
 	if (hc.type != HC_NONE) {
@@ -808,36 +811,6 @@ static void index_bes(const struct vip *v, bool fill)
 }
 
 /*
- * FNV-1a over each slot's backend as family (1 byte) and address (16 bytes,
- * IPv4 zero-padded), 17 zero bytes for a slot naming none of v's backends.
- * Backend indices are this daemon's own, addresses are not: two balancers
- * agree on the digest exactly when every slot sends to the same backend.
- */
-static uint64_t table_digest(const struct vip *v, const uint32_t *t)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	uint32_t i, k;
-
-	index_bes(v, true);
-	for (i = 0; i < MAGLEV_TABLE_SIZE; i++) {
-		const struct be *b = be_of_idx[t[i]];
-		uint8_t id[17] = {0};
-
-		if (b) {
-			id[0] = b->addr.family;
-			memcpy(id + 1, b->addr.addr,
-			       b->addr.family == MAGLEV_AF_INET ? 4 : sizeof(b->addr.addr));
-		}
-		for (k = 0; k < sizeof(id); k++) {
-			h ^= id[k];
-			h *= 0x100000001b3ULL;
-		}
-	}
-	index_bes(v, false);
-	return h;
-}
-
-/*
  * The live table as runs of consecutive slots with the same backend, like
  * `cilium bpf lb maglev list`: [{"first","last","backend"}], backend null for
  * a slot naming no backend of v.
@@ -903,7 +876,7 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 	json_object_object_add(o, "rebuild_ms", json_object_new_double(v->rebuild_ms));
 	json_object_object_add(o, "placement",
 			       json_object_new_string(maglev_placement_name(v->placement)));
-	snprintf(name, sizeof(name), "%016llx", (unsigned long long)table_digest(v, live_table));
+	drift_hex(drift_table_digest(v, live_table), name);
 	json_object_object_add(o, "digest", json_object_new_string(name));
 	arr = json_object_new_array();
 	for (i = 0; i < v->nbe; i++) {
@@ -1085,6 +1058,7 @@ static json_object *do_dump(struct daemon *d, json_object *req, struct req_err *
 static json_object *do_status(struct daemon *d, json_object *req, struct req_err *e)
 {
 	static const char *const keys[] = {NULL};
+	char hex[DRIFT_HEX_LEN];
 	json_object *o, *ifs;
 	int i;
 
@@ -1097,6 +1071,10 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 			       json_object_new_int64((int64_t)(mono_ms() - d->start_ms) / 1000));
 	json_object_object_add(o, "vips", json_object_new_int64(d->reg->nvips));
 	json_object_object_add(o, "backends", json_object_new_int64(d->reg->nbackends));
+	drift_hex(drift_vips_digest(d->reg), hex);
+	json_object_object_add(o, "vips_digest", json_object_new_string(hex));
+	drift_hex(drift_seed_fingerprint(&d->cfg.seed), hex);
+	json_object_object_add(o, "seed_fingerprint", json_object_new_string(hex));
 	ifs = json_object_new_array();
 	for (i = 0; i < d->cfg.n_ifaces; i++)
 		json_object_array_add(ifs, json_object_new_string(d->cfg.ifaces[i]));
