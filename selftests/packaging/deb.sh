@@ -63,6 +63,8 @@ check "Depends names the shared libraries (libbpf, json-c, libmnl, libsystemd)" 
 dpkg-deb -x "$DEB" "$T/root"
 check "the packaged maglevd --version says HEAD's version" \
 	[ "$("$T/root/usr/sbin/maglevd" --version)" = "maglevd $HEADVER" ]
+check "man maglevctl works from the unpacked package (its NAME line)" \
+	bash -c "MANPAGER=cat MANWIDTH=80 man -M '$T/root/usr/share/man' maglevctl 2>/dev/null | grep -q 'maglevctl - '"
 EX=$T/root/usr/share/doc/maglev-lb/examples/maglevd.conf.example
 check "the packaged maglevd -t accepts the packaged example" \
 	bash -c "'$T/root/usr/sbin/maglevd' -t -c '$EX' >/dev/null"
