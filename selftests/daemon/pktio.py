@@ -6,7 +6,8 @@ Runs inside the client network namespace of a daemon test. The balancer's
 next hop is the client's veth, so every packet it forwards (IPIP or GUE
 encapsulated, addressed to a backend) comes back to that veth, where an
 AF_PACKET socket sees it. Prints one JSON object: packets sent, packets seen
-encapsulated, and per flow (source port) the backends its packets went to.
+encapsulated, and per flow (source port) the backends its packets went to,
+and how many came in each encapsulation ("ipip", "gue:PORT").
 
   pktio.py --ifname c0 --src 203.0.113.2 --dst 192.0.2.10 --dport 5000 \
            --sports 40000,40001 --count 10 --interval 0.01
@@ -23,7 +24,8 @@ ETH_P_ALL = 0x0003
 
 
 def parse_frame(frame, vip, dport):
-    """Return (backend, inner sport) if frame is an encapsulated VIP packet."""
+    """Return (backend, inner sport, "ipip" | "gue:PORT") if frame is an
+    encapsulated VIP packet."""
     if len(frame) < 14 + 20:
         return None
     etype = struct.unpack("!H", frame[12:14])[0]
@@ -34,7 +36,9 @@ def parse_frame(frame, vip, dport):
     proto = outer[9]
     backend = socket.inet_ntoa(outer[16:20])
     inner = outer[ihl:]
+    encap = "ipip"
     if proto == 17:  # GUE: UDP + 4-byte GUE header + inner IP
+        encap = "gue:%d" % struct.unpack("!H", inner[2:4])[0]
         inner = inner[8 + 4:]
     elif proto != 4:
         return None
@@ -46,7 +50,7 @@ def parse_frame(frame, vip, dport):
     sport, idport = struct.unpack("!HH", inner[iihl:iihl + 4])
     if idport != dport:
         return None
-    return backend, sport
+    return backend, sport, encap
 
 
 def main():
@@ -73,6 +77,7 @@ def main():
         senders.append((p, s))
 
     flows = {str(p): {} for p in sports}
+    encaps = {}
     sent = seen = 0
 
     def drain(timeout):
@@ -93,6 +98,7 @@ def main():
                 seen += 1
                 f = flows[str(got[1])]
                 f[got[0]] = f.get(got[0], 0) + 1
+                encaps[got[2]] = encaps.get(got[2], 0) + 1
 
     payload = b"maglev-test"
     for i in range(a.count):
@@ -101,7 +107,7 @@ def main():
             sent += 1
         drain(a.interval)
     drain(a.linger)
-    json.dump({"sent": sent, "seen": seen, "flows": flows}, sys.stdout)
+    json.dump({"sent": sent, "seen": seen, "flows": flows, "encaps": encaps}, sys.stdout)
     print()
 
 

@@ -123,10 +123,13 @@ static json_object *parse_args(const char *cmd, int argc, char **argv, const str
 
 json_object *build_change(const char *object, int argc, char **argv, struct build_err *e)
 {
+	/* vip set takes every option of vip add but --port-any (which makes it
+	 * another VIP): the list from its second entry on.
+	 */
 	static const struct opt_def vip_add_opts[] = {
+		{"port-any", OPT_FLAG, "port_any", true},
 		{"encap", OPT_STR, "encap", false},
 		{"gue-port", OPT_INT, "gue_port", false},
-		{"port-any", OPT_FLAG, "port_any", true},
 		{"check", OPT_STR, "check", false},
 		{"check-port", OPT_INT, "check_port", false},
 		{"check-path", OPT_STR, "check_path", false},
@@ -139,11 +142,7 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 		{"vnodes", OPT_INT, "vnodes", false},
 		{NULL, 0, NULL, false},
 	};
-	static const struct opt_def vip_set_opts[] = {
-		{"placement", OPT_STR, "placement", false},
-		{"vnodes", OPT_INT, "vnodes", false},
-		{NULL, 0, NULL, false},
-	};
+	const struct opt_def *vip_set_opts = &vip_add_opts[1];
 	static const struct opt_def be_add_opts[] = {
 		{"weight", OPT_INT, "weight", false},
 		{"drain", OPT_FLAG, "drain", true},
@@ -172,12 +171,12 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 		if (!strcmp(verb, "set")) {
 			json_object *req = parse_args("vip.set", argc - 1, argv + 1, vip_set_opts,
 						      vip_pos, 1, e);
-			json_object *m;
 
-			if (req && !json_object_object_get_ex(req, "placement", &m) &&
-			    !json_object_object_get_ex(req, "vnodes", &m)) {
+			/* "cmd" and "vip" alone: nothing to set. */
+			if (req && json_object_object_length(req) <= 2) {
 				json_object_put(req);
-				return usage(e, "vip set: give --placement NAME or --vnodes N");
+				return usage(e, "vip set: give an option to change (see "
+						"maglevctl vip set --help)");
 			}
 			return req;
 		}

@@ -11,7 +11,8 @@ void help_main(FILE *f)
 	      "Objects and commands:\n"
 	      "  vip add VIP [--encap ipip|gue] [--gue-port N] [--port-any] [CHECK OPTIONS]\n"
 	      "          [--placement maglev|ring|rendezvous] [--vnodes N]\n"
-	      "  vip set VIP [--placement maglev|ring|rendezvous] [--vnodes N]\n"
+	      "  vip set VIP [--encap ipip|gue] [--gue-port N] [CHECK OPTIONS]\n"
+	      "          [--placement maglev|ring|rendezvous] [--vnodes N]\n"
 	      "  vip del VIP\n"
 	      "  vip list\n"
 	      "  vip show VIP\n"
@@ -64,15 +65,22 @@ static const struct {
 	 "Example:\n"
 	 "  maglevctl vip add 192.0.2.10:80/tcp --check http --check-path /healthz\n"},
 	{"vip", "set",
-	 "Usage: maglevctl vip set VIP [--placement maglev|ring|rendezvous] [--vnodes N]\n"
-	 "Change how the VIP's lookup table is filled; the table is rebuilt and swapped\n"
-	 "in one step. maglev (default): Maglev permutations, every backend within one\n"
-	 "slot of its share. ring: consistent-hash ring with N points per unit of weight\n"
-	 "(--vnodes 1..10000, default 256). rendezvous: highest random weight, exact\n"
-	 "weights in expectation. ring and rendezvous move only the slots of a removed\n"
-	 "backend; maglev balances best. Same cost per packet for all three. See\n"
-	 "docs/maglev-table.md. Example:\n"
-	 "  maglevctl vip set 192.0.2.10:80/tcp --placement ring --vnodes 1000\n"},
+	 "Usage: maglevctl vip set VIP [--encap ipip|gue] [--gue-port N] [CHECK OPTIONS]\n"
+	 "                             [--placement maglev|ring|rendezvous] [--vnodes N]\n"
+	 "Change a VIP in place: its backends, their flows and counters stay. --encap and\n"
+	 "--gue-port as for vip add: established flows keep their backend and leave in\n"
+	 "the new encapsulation. Check options (as for vip add) set the VIP's overrides;\n"
+	 "the health checks follow from the next tick. Refused, changing nothing, when\n"
+	 "the result is invalid (e.g. --check-timeout above the interval).\n"
+	 "--placement changes how the VIP's lookup table is filled; the table is rebuilt\n"
+	 "and swapped in one step. maglev (default): Maglev permutations, every backend\n"
+	 "within one slot of its share. ring: consistent-hash ring with N points per\n"
+	 "unit of weight (--vnodes 1..10000, default 256).\n"
+	 "rendezvous: highest random weight, exact weights in expectation. ring and\n"
+	 "rendezvous move only the slots of a removed backend; maglev balances best.\n"
+	 "Same cost per packet for all three. See docs/maglev-table.md. Examples:\n"
+	 "  maglevctl vip set 192.0.2.10:80/tcp --placement ring --vnodes 1000\n"
+	 "  maglevctl vip set 192.0.2.10:80/tcp --encap gue --check http --check-path /up\n"},
 	{"vip", "del", "Usage: maglevctl vip del VIP\nDelete a VIP and all its backends.\n"},
 	{"vip", "list",
 	 "Usage: maglevctl vip list\nList VIPs with backend counts and table generation.\n"},

@@ -188,14 +188,35 @@ void vip_hc(const struct vip *v, const struct hc_params *d, struct hc_params *ou
 		out->port = ntohs(v->key.port);
 }
 
+int registry_vip_hc_check(const struct vip *v, const struct registry_ctx *ctx, char *err,
+			  size_t errlen)
+{
+	char name[CTL_ADDR_STRLEN], e[160];
+	struct hc_params eff;
+
+	ctl_format_vip(&v->key, name, sizeof(name));
+	vip_hc(v, &ctx->cfg->hc, &eff);
+	if (hc_params_check(&eff, e, sizeof(e))) {
+		snprintf(err, errlen, "VIP %s: %s", name, e);
+		return -EINVAL;
+	}
+	if (eff.type != HC_NONE && !eff.port) {
+		snprintf(err, errlen,
+			 "VIP %s: an all-ports VIP needs a health-check port (--check-port N "
+			 "or --check none)",
+			 name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int registry_vip_add(struct registry *r, const struct registry_ctx *ctx,
 		     const struct maglev_vip_key *key, uint8_t encap, uint16_t gue_port,
 		     const struct hc_params *hc, uint32_t hc_set, int32_t want_id, char *err,
 		     size_t errlen)
 {
-	char name[CTL_ADDR_STRLEN], e[160];
+	char name[CTL_ADDR_STRLEN];
 	struct freed_vip *fv = NULL;
-	struct hc_params eff;
 	struct vip *v;
 	uint32_t id, i;
 
@@ -242,17 +263,7 @@ int registry_vip_add(struct registry *r, const struct registry_ctx *ctx,
 	v->vnodes = MAGLEV_VNODES_DEFAULT;
 	v->hc = *hc;
 	v->hc_set = hc_set;
-	vip_hc(v, &ctx->cfg->hc, &eff);
-	if (hc_params_check(&eff, e, sizeof(e))) {
-		snprintf(err, errlen, "VIP %s: %s", name, e);
-		free(v);
-		return -EINVAL;
-	}
-	if (eff.type != HC_NONE && !eff.port) {
-		snprintf(err, errlen,
-			 "VIP %s: an all-ports VIP needs a health-check port (--check-port N "
-			 "or --check none)",
-			 name);
+	if (registry_vip_hc_check(v, ctx, err, errlen)) {
 		free(v);
 		return -EINVAL;
 	}

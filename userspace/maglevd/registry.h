@@ -146,6 +146,11 @@ struct registry *registry_get(struct registry *r);
 void registry_free(struct registry *r);
 
 struct vip *registry_find_vip(const struct registry *r, const struct maglev_vip_key *key);
+/* The VIP's effective health-check parameters (its overrides over the
+ * config's defaults) are valid, and an all-ports VIP with a check has a port.
+ */
+int registry_vip_hc_check(const struct vip *v, const struct registry_ctx *ctx, char *err,
+			  size_t errlen);
 /* Some IPv6 VIP, or NULL when there is none (the mtu check needs one). */
 const struct vip *registry_first_ipv6_vip(const struct registry *r);
 struct be *vip_find_be(const struct vip *v, const struct ctl_addr *a);

@@ -199,6 +199,70 @@ static int set_placement(json_object *req, struct vip *v, struct req_err *e)
 	return 0;
 }
 
+/* The options vip add and vip set share: encapsulation and health-check
+ * overrides, applied over *encap, *gue, *hc and *hc_set (a VIP's current
+ * values for set). *any_given tells whether one was there.
+ */
+static int vip_opts(json_object *req, uint8_t *encap, uint16_t *gue, struct hc_params *hc,
+		    uint32_t *hc_set, bool *any_given, struct req_err *e)
+{
+	const char *encap_s, *check_s, *path_s;
+	int64_t v, port = *gue;
+	bool has, gue_given;
+
+	if (get_str(req, "encap", false, &encap_s, e))
+		return -EINVAL;
+	if (encap_s && !strcmp(encap_s, "gue")) {
+		if (*encap != MAGLEV_ENCAP_GUE)
+			port = GUE_DEFAULT_PORT;
+		*encap = MAGLEV_ENCAP_GUE;
+	} else if (encap_s && !strcmp(encap_s, "ipip")) {
+		*encap = MAGLEV_ENCAP_IPIP;
+		port = 0;
+	} else if (encap_s) {
+		return fail(e, "unknown encap '%.40s' (ipip or gue)", encap_s);
+	}
+	if (get_int(req, "gue_port", 1, 65535, &port, &gue_given, e))
+		return -EINVAL;
+	if (gue_given && *encap != MAGLEV_ENCAP_GUE)
+		return fail(e, "gue_port given but encap is not gue");
+	*gue = (uint16_t)port;
+	*any_given = encap_s || gue_given;
+	if (get_str(req, "check", false, &check_s, e))
+		return -EINVAL;
+	if (check_s) {
+		if (hc_type_parse(check_s, &hc->type))
+			return fail(e, "unknown check '%.40s' (tcp, http or none)", check_s);
+		*hc_set |= HCF_TYPE;
+		*any_given = true;
+	}
+	if (get_str(req, "check_path", false, &path_s, e))
+		return -EINVAL;
+	if (path_s) {
+		if (strlen(path_s) >= sizeof(hc->path))
+			return fail(e, "check_path too long");
+		strcpy(hc->path, path_s);
+		*hc_set |= HCF_PATH;
+		*any_given = true;
+	}
+#define OPT_INT(name, field, bit, lo, hi)            \
+	if (get_int(req, name, lo, hi, &v, &has, e)) \
+		return -EINVAL;                      \
+	if (has) {                                   \
+		hc->field = v;                       \
+		*hc_set |= bit;                      \
+		*any_given = true;                   \
+	}
+	OPT_INT("check_port", port, HCF_PORT, 1, 65535)
+	OPT_INT("check_status", status, HCF_STATUS, 100, 599)
+	OPT_INT("check_rise", rise, HCF_RISE, 1, 100)
+	OPT_INT("check_fall", fall, HCF_FALL, 1, 100)
+	OPT_INT("check_interval_ms", interval_ms, HCF_INTERVAL, 100, 3600000)
+	OPT_INT("check_timeout_ms", timeout_ms, HCF_TIMEOUT, 10, 3600000)
+#undef OPT_INT
+	return 0;
+}
+
 static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
 	static const char *const keys[] = {"vip",
@@ -220,11 +284,10 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	struct maglev_vip_key key;
 	struct hc_params hc = {0};
 	uint32_t hc_set = 0;
-	const char *s, *encap_s, *check_s, *path_s;
-	bool any, port_any = false, has;
-	int64_t v, gue = 0;
+	const char *s;
+	bool any, port_any = false, has, given;
 	uint8_t encap = MAGLEV_ENCAP_IPIP;
-	bool gue_given;
+	uint16_t gue = 0;
 	int ret;
 
 	if (check_keys(req, keys, e) || get_str(req, "vip", true, &s, e) ||
@@ -241,47 +304,8 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 		hc_set |= HCF_PORT;
 		key.port = 0;
 	}
-	if (get_str(req, "encap", false, &encap_s, e))
+	if (vip_opts(req, &encap, &gue, &hc, &hc_set, &given, e))
 		return -EINVAL;
-	if (encap_s && !strcmp(encap_s, "gue"))
-		encap = MAGLEV_ENCAP_GUE;
-	else if (encap_s && strcmp(encap_s, "ipip"))
-		return fail(e, "unknown encap '%.40s' (ipip or gue)", encap_s);
-	if (get_int(req, "gue_port", 1, 65535, &gue, &gue_given, e))
-		return -EINVAL;
-	if (gue_given && encap != MAGLEV_ENCAP_GUE)
-		return fail(e, "gue_port given but encap is not gue");
-	if (encap == MAGLEV_ENCAP_GUE && !gue_given)
-		gue = GUE_DEFAULT_PORT;
-	if (get_str(req, "check", false, &check_s, e))
-		return -EINVAL;
-	if (check_s) {
-		if (hc_type_parse(check_s, &hc.type))
-			return fail(e, "unknown check '%.40s' (tcp, http or none)", check_s);
-		hc_set |= HCF_TYPE;
-	}
-	if (get_str(req, "check_path", false, &path_s, e))
-		return -EINVAL;
-	if (path_s) {
-		if (strlen(path_s) >= sizeof(hc.path))
-			return fail(e, "check_path too long");
-		strcpy(hc.path, path_s);
-		hc_set |= HCF_PATH;
-	}
-#define OPT_INT(name, field, bit, lo, hi)            \
-	if (get_int(req, name, lo, hi, &v, &has, e)) \
-		return -EINVAL;                      \
-	if (has) {                                   \
-		hc.field = v;                        \
-		hc_set |= bit;                       \
-	}
-	OPT_INT("check_port", port, HCF_PORT, 1, 65535)
-	OPT_INT("check_status", status, HCF_STATUS, 100, 599)
-	OPT_INT("check_rise", rise, HCF_RISE, 1, 100)
-	OPT_INT("check_fall", fall, HCF_FALL, 1, 100)
-	OPT_INT("check_interval_ms", interval_ms, HCF_INTERVAL, 100, 3600000)
-	OPT_INT("check_timeout_ms", timeout_ms, HCF_TIMEOUT, 10, 3600000)
-#undef OPT_INT
 	/* Checked on a stand-in first: a bad value must not leave a VIP behind. */
 	if (set_placement(req, &probe, e))
 		return -EINVAL;
@@ -304,18 +328,55 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	return set_placement(req, registry_find_vip(r, &key), e);
 }
 
+/* vip set: placement, encapsulation and health-check overrides of a VIP,
+ * in place: its backends, their indices and its connection entries stay.
+ */
 static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {"vip", "placement", "vnodes", NULL};
+	static const char *const keys[] = {"vip",
+					   "placement",
+					   "vnodes",
+					   "encap",
+					   "gue_port",
+					   "check",
+					   "check_port",
+					   "check_path",
+					   "check_status",
+					   "check_rise",
+					   "check_fall",
+					   "check_interval_ms",
+					   "check_timeout_ms",
+					   NULL};
+	struct hc_params hc;
+	uint32_t hc_set;
+	uint8_t encap;
+	uint16_t gue;
 	json_object *m;
 	struct vip *v;
+	bool given;
 
 	if (check_keys(req, keys, e) || get_vip(d, r, req, &v, e))
 		return -EINVAL;
-	if (!json_object_object_get_ex(req, "placement", &m) &&
+	hc = v->hc;
+	hc_set = v->hc_set;
+	encap = v->encap;
+	gue = v->gue_port;
+	if (vip_opts(req, &encap, &gue, &hc, &hc_set, &given, e))
+		return -EINVAL;
+	if (!given && !json_object_object_get_ex(req, "placement", &m) &&
 	    !json_object_object_get_ex(req, "vnodes", &m))
-		return fail(e, "nothing to set: give placement or vnodes");
-	return set_placement(req, v, e);
+		return fail(e, "nothing to set: give placement, vnodes, encap, gue_port or a "
+			       "check option");
+	if (set_placement(req, v, e))
+		return -EINVAL;
+	if (encap != v->encap || gue != v->gue_port)
+		v->info_dirty = true;
+	v->encap = encap;
+	v->gue_port = gue;
+	v->hc = hc;
+	v->hc_set = hc_set;
+	/* The transaction is dropped on error: nothing of this stays. */
+	return registry_vip_hc_check(v, &d->ctx, e->msg, sizeof(e->msg));
 }
 
 static int do_vip_del(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
