@@ -45,6 +45,10 @@ check "vip show has the check overrides" \
 check "health follows: the backends are checked with tcp on 8080" \
 	bash -c "$MAGLEVCTL -j health $V | jqt '[.backends[] | .check == \"tcp\" and .port == 8080] | all' >/dev/null"
 
+# Nothing answers on 8080: once every backend is down the state is still, and
+# a snapshot can only change by a refused vip set that changed something.
+for b in 1 2 3; do wait_state $V 198.51.100.$b down 10; done
+
 # refused ARGS...: exit 1, and nothing changed.
 refused() {
 	local name=$1 before out rc

@@ -199,6 +199,25 @@ static int set_placement(json_object *req, struct vip *v, struct req_err *e)
 	return 0;
 }
 
+/* The keys of vip.add; vip.set takes the same but port_any (it would make
+ * another VIP): the list from its second entry on.
+ */
+static const char *const vip_add_keys[] = {"port_any",
+					   "vip",
+					   "encap",
+					   "gue_port",
+					   "check",
+					   "check_port",
+					   "check_path",
+					   "check_status",
+					   "check_rise",
+					   "check_fall",
+					   "check_interval_ms",
+					   "check_timeout_ms",
+					   "placement",
+					   "vnodes",
+					   NULL};
+
 /* The options vip add and vip set share: encapsulation and health-check
  * overrides, applied over *encap, *gue, *hc and *hc_set (a VIP's current
  * values for set). *any_given tells whether one was there.
@@ -265,21 +284,6 @@ static int vip_opts(json_object *req, uint8_t *encap, uint16_t *gue, struct hc_p
 
 static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {"vip",
-					   "encap",
-					   "gue_port",
-					   "port_any",
-					   "check",
-					   "check_port",
-					   "check_path",
-					   "check_status",
-					   "check_rise",
-					   "check_fall",
-					   "check_interval_ms",
-					   "check_timeout_ms",
-					   "placement",
-					   "vnodes",
-					   NULL};
 	struct vip probe = {.placement = MAGLEV_PLACEMENT_MAGLEV, .vnodes = MAGLEV_VNODES_DEFAULT};
 	struct maglev_vip_key key;
 	struct hc_params hc = {0};
@@ -290,7 +294,7 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	uint16_t gue = 0;
 	int ret;
 
-	if (check_keys(req, keys, e) || get_str(req, "vip", true, &s, e) ||
+	if (check_keys(req, vip_add_keys, e) || get_str(req, "vip", true, &s, e) ||
 	    ctl_parse_vip(s, &key, &any, e->msg, sizeof(e->msg)))
 		return -EINVAL;
 	if (addr_unusable(key.family, key.addr))
@@ -333,20 +337,6 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
  */
 static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {"vip",
-					   "placement",
-					   "vnodes",
-					   "encap",
-					   "gue_port",
-					   "check",
-					   "check_port",
-					   "check_path",
-					   "check_status",
-					   "check_rise",
-					   "check_fall",
-					   "check_interval_ms",
-					   "check_timeout_ms",
-					   NULL};
 	struct hc_params hc;
 	uint32_t hc_set;
 	uint8_t encap;
@@ -355,7 +345,7 @@ static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, st
 	struct vip *v;
 	bool given;
 
-	if (check_keys(req, keys, e) || get_vip(d, r, req, &v, e))
+	if (check_keys(req, vip_add_keys + 1, e) || get_vip(d, r, req, &v, e))
 		return -EINVAL;
 	hc = v->hc;
 	hc_set = v->hc_set;
