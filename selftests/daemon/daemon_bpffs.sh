@@ -25,17 +25,8 @@ check "the test's mount namespace has no bpffs at /sys/fs/bpf" \
 	bash -c "! nsenter --mount=/proc/$HOLDER/ns/mnt mountpoint -q /sys/fs/bpf"
 
 write_conf
-start_in_host() {
-	nsenter --mount="/proc/$HOLDER/ns/mnt" --net="/run/netns/$NS_LB" "$MAGLEVD" -c "$CONF" >>"$DLOG" 2>&1 &
-	DPID=$!
-	for _ in $(seq 100); do
-		ctl status >/dev/null 2>&1 && return 0
-		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.05
-	done
-	sed 's/^/# /' "$DLOG"
-	return 1
-}
+# start_daemon, with maglevd in that mount namespace too.
+start_in_host() { DAEMON_PREFIX="nsenter --mount=/proc/$HOLDER/ns/mnt" start_daemon; }
 start_in_host || { nok "maglevd starts without a bpffs"; t_done; }
 ok "maglevd starts without a bpffs"
 check "it logs that it mounted one" grep -q "no bpffs was mounted at /sys/fs/bpf: mounted one for pin dir $PIN" "$DLOG"
