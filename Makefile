@@ -25,6 +25,13 @@ CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
 endif
 
+# make ... LAYOUT_VARIANT=1: maps of another layout (include/maglev_maps.h),
+# the other side of the upgrade test (selftests/daemon/daemon_upgrade.sh).
+ifeq ($(LAYOUT_VARIANT),1)
+CFLAGS += -DMAGLEV_LAYOUT_VARIANT
+BPF_EXTRA_CFLAGS += -DMAGLEV_LAYOUT_VARIANT
+endif
+
 # The kselftest harness and checkpatch.pl, extracted from linux-source-6.1
 # by selftests/selftests.mk; defined here because fragments are read in path
 # order and several use these in prerequisites.

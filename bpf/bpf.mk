@@ -1,7 +1,7 @@
 # bpf/: the XDP balancer, the backend-side decap program and the benchmark
 # wrapper, compiled with clang and wrapped in bpftool skeletons in build/.
 BPF_ARCH_INC := /usr/include/$(shell $(CC) -print-multiarch)
-BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Iinclude -Ibpf -I$(BPF_ARCH_INC)
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Iinclude -Ibpf -I$(BPF_ARCH_INC) $(BPF_EXTRA_CFLAGS)
 BPF_PROGS := maglev_xdp maglev_decap maglev_bench
 BPF_HDRS := $(wildcard bpf/*.h) include/maglev_maps.h include/maglev_hash.h include/maglev_conn.h
 BPF_OBJS := $(BPF_PROGS:%=$(BUILD)/bpf/%.bpf.o)

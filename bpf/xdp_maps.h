@@ -144,6 +144,9 @@ struct {
 struct maglev_ratelim {
 	__u64 window_start_ns;
 	__u64 inserts;
+#ifdef MAGLEV_LAYOUT_VARIANT
+	__u64 variant; /* the upgrade test's other layout: another size */
+#endif
 };
 
 struct {

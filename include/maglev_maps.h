@@ -54,7 +54,11 @@ struct maglev_backend {
 	__u32 addr[4];
 	__u8 family;
 	__u8 flags; /* MAGLEV_BACKEND_F_* */
+#ifdef MAGLEV_LAYOUT_VARIANT
+	__u16 spare; /* the upgrade test's other layout: same size, other BTF */
+#else
 	__u16 pad;
+#endif
 	/* Bumped every time this index is given to a different backend, so a
 	 * connection-table entry recorded for the old one is never reused.
 	 */

@@ -13,11 +13,22 @@ TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
 	selftests/daemon/daemon_mtu_ipv6.sh selftests/daemon/daemon_operator.sh \
 	selftests/daemon/daemon_vip_set.sh \
 	selftests/daemon/daemon_loop_latency.sh selftests/daemon/daemon_drift.sh \
-	selftests/daemon/daemon_metrics_loop.sh
+	selftests/daemon/daemon_metrics_loop.sh selftests/daemon/daemon_upgrade.sh
 # The mirror into the slow-path module: needs the module, so the 6.1 VM only.
 VM_TESTS += selftests/daemon/daemon_slowpath.sh
 
 DAEMON_TEST_DIR := $(BUILD)/selftests/daemon
+
+# daemon_upgrade.sh's "old release": maglevd with maps of another layout
+# (LAYOUT_VARIANT in the top Makefile), built in its own build dir by a
+# sub-make, which is incremental.
+ifneq ($(LAYOUT_VARIANT),1)
+ALL_TARGETS += layout-variant
+.PHONY: layout-variant
+layout-variant: $(BUILD)/maglevd
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/layout-variant LAYOUT_VARIANT=1 \
+		KSRC=$(KSRC) $(BUILD)/layout-variant/maglevd
+endif
 ALL_TARGETS += $(DAEMON_TEST_DIR)/slowpath_query
 
 $(DAEMON_TEST_DIR)/slowpath_query: selftests/daemon/slowpath_query.c userspace/lib/slowpath_nl.c \

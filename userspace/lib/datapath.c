@@ -22,6 +22,7 @@
 
 #include "bpffs.h"
 #include "datapath.h"
+#include "dp_layout.h"
 #include "maglev_hash.h"
 #include "maglev_conn.h"
 #include "maglev_xdp.skel.h"
@@ -37,6 +38,10 @@ struct maglev_dp {
 	/* Unpinned links (pin_dir ""): closing the fd detaches. */
 	int link_fd[MAGLEV_DP_MAX_LINKS];
 	int link_ifindex[MAGLEV_DP_MAX_LINKS];
+	/* Pinned maps this object could not adopt (an upgrade that changed
+	 * their layout): unpinned until maglev_dp_layout_commit.
+	 */
+	struct maglev_layout_plan layout;
 };
 
 static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
@@ -134,6 +139,31 @@ static int write_conn_params(struct maglev_dp *dp)
 
 static int vip_index_rebuild(struct maglev_dp *dp);
 
+/* Whether the pinned map name is one this object renews (dp_layout.c). */
+static bool layout_fresh(const struct maglev_dp *dp, const char *name)
+{
+	int i;
+
+	for (i = 0; i < dp->layout.n; i++)
+		if (!strcmp(dp->layout.maps[i].name, name))
+			return dp->layout.maps[i].fresh;
+	return false;
+}
+
+int maglev_dp_layout_pending(const struct maglev_dp *dp, char *buf, size_t len)
+{
+	return maglev_layout_describe(&dp->layout, buf, len);
+}
+
+int maglev_dp_layout_commit(struct maglev_dp *dp, char *err, size_t errlen)
+{
+	if (!dp->pin)
+		return 0;
+	return maglev_layout_commit(dp->skel->obj, dp->pin_dir,
+				    bpf_program__fd(dp->skel->progs.maglev_xdp), &dp->layout, err,
+				    errlen);
+}
+
 int maglev_dp_open(struct maglev_dp **dpp, const struct maglev_dp_opts *opts, char *err,
 		   size_t errlen)
 {
@@ -177,13 +207,19 @@ int maglev_dp_open(struct maglev_dp **dpp, const struct maglev_dp_opts *opts, ch
 			     strerror(-ret));
 			goto out;
 		}
+		ret = maglev_layout_plan(dp->skel->obj, dp->pin_dir,
+					 bpf_map__name(dp->skel->maps.maglev_conns), &dp->layout,
+					 err, errlen);
+		if (ret)
+			goto out;
 		snprintf(path, sizeof(path), "%s/%s", dp->pin_dir,
 			 bpf_map__name(dp->skel->maps.maglev_conns));
-		if (pinned_max_entries(path))
+		if (!layout_fresh(dp, bpf_map__name(dp->skel->maps.maglev_conns)) &&
+		    pinned_max_entries(path))
 			conn_size = pinned_max_entries(path) * MAGLEV_CONN_WAYS;
 		bpf_object__for_each_map(map, dp->skel->obj)
 		{
-			if (bpf_map__is_internal(map))
+			if (bpf_map__is_internal(map) || layout_fresh(dp, bpf_map__name(map)))
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", dp->pin_dir, bpf_map__name(map));
 			ret = bpf_map__set_pin_path(map, path);

@@ -24,12 +24,23 @@ struct maglev_dp_opts {
 };
 
 /* Load the balancer program. Maps already pinned in pin_dir are adopted
- * (connection table included, at the size it was created with), the others
- * are created and pinned. A new (all-zero) config gets the default seed.
+ * (connection table included, at the size it was created with) when their
+ * layout matches (see maglev_dp_layout_pending), the others are created and
+ * pinned. A new (all-zero) config gets the default seed.
  * A pin_dir under /sys/fs/bpf with no bpffs there gets one mounted (bpffs.h).
  */
 int maglev_dp_open(struct maglev_dp **dp, const struct maglev_dp_opts *opts, char *err,
 		   size_t errlen);
+/* Upgrades: pinned maps whose layout this object does not share (type,
+ * sizes, flags, BTF of key and value) are not adopted but created anew and
+ * left unpinned, so the program already attached keeps forwarding from the
+ * old ones while the caller fills the new ones. _pending describes them
+ * ("name (why), ...") and returns their count; _commit, once the caller has
+ * written its state and attached, moves every pinned link to this program
+ * and replaces the old pins. Until then a failed start changes nothing.
+ */
+int maglev_dp_layout_pending(const struct maglev_dp *dp, char *buf, size_t len);
+int maglev_dp_layout_commit(struct maglev_dp *dp, char *err, size_t errlen);
 /* Whether maglev_dp_open mounted the bpffs (for the caller's log). */
 bool maglev_dp_mounted_bpffs(const struct maglev_dp *dp);
 /* Close our handles; pinned maps and links stay, so forwarding continues. */

@@ -457,6 +457,15 @@ int main(int argc, char **argv)
 		log_err("loading the datapath: %s", err);
 		return 1;
 	}
+	{
+		char fresh[1024];
+
+		if (maglev_dp_layout_pending(d.dp, fresh, sizeof(fresh)))
+			log_info("upgrade: pinned maps of another layout, renewed: %s; the "
+				 "attached program forwards from the old ones until this one "
+				 "has its state and takes over",
+				 fresh);
+	}
 	if (maglev_dp_mounted_bpffs(d.dp))
 		log_info("no bpffs was mounted at " MAGLEV_BPFFS_ROOT
 			 ": mounted one for pin dir %s",
@@ -504,6 +513,14 @@ int main(int argc, char **argv)
 	if (attach_all(&d, &d.cfg, NULL, err, sizeof(err))) {
 		log_err("%s", err);
 		goto fail_reg;
+	}
+	if (maglev_dp_layout_pending(d.dp, NULL, 0)) {
+		/* The new program forwards now: its maps replace the old pins. */
+		if (maglev_dp_layout_commit(d.dp, err, sizeof(err))) {
+			log_err("upgrade: %s", err);
+			goto fail_reg;
+		}
+		log_info("upgrade: renewed maps pinned, every pinned link on this program");
 	}
 	if (!d.cfg.n_ifaces)
 		log_warn("no interface configured: the balancer is loaded but attached nowhere");
