@@ -119,6 +119,21 @@ static __always_inline __u32 maglev_conn_usable(struct maglev_conn_slot *e,
 	return idx;
 }
 
+/* IPv4 options or IPv6 extension headers, read again from the packet (rare
+ * path) rather than carried in pkt, where a flag would split the verifier's
+ * states of the whole forwarding path in two.
+ */
+static __always_inline int maglev_has_l3_opts(struct xdp_md *ctx, const struct maglev_pkt *pkt)
+{
+	__u8 b[8];
+
+	if (bpf_xdp_load_bytes(ctx, pkt->l2_len, b, sizeof(b)))
+		return 1;
+	if (pkt->key.family == MAGLEV_AF_INET)
+		return b[0] != 0x45;
+	return b[6] != pkt->key.proto;
+}
+
 /* TTL, MTU, counters, encapsulation. */
 static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_pkt *pkt,
 				       const struct maglev_dest *d, const struct maglev_config *cfg,
@@ -134,8 +149,11 @@ static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_p
 	over = (be->family == MAGLEV_AF_INET6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
 	       (d->encap == MAGLEV_ENCAP_GUE ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0);
 	if (cfg->mtu && pkt->l3_len + over > cfg->mtu) {
-		/* Never an ICMP error about an ICMP error (RFC 1122 3.2.2). */
-		if (icmp || !pkt->df)
+		/* Never an ICMP error about an ICMP error (RFC 1122 3.2.2).
+		 * The too-big quote is the fixed header and 8 bytes: with
+		 * options those are not the ports, so the kernel answers.
+		 */
+		if (icmp || !pkt->df || maglev_has_l3_opts(ctx, pkt))
 			return MAGLEV_PASS(PASS_NEED_FRAG);
 		mtu = cfg->mtu - over;
 		if (pkt->key.family == MAGLEV_AF_INET)
@@ -434,7 +452,7 @@ static __always_inline int maglev_v4(struct xdp_md *ctx, __u32 l2)
 	struct maglev_vip_addr *va;
 	struct maglev_pkt pkt;
 	struct iphdr *iph;
-	__u32 tot;
+	__u32 tot, ihl;
 	int r;
 
 	if (l2 < 14 || l2 > 22)
@@ -454,10 +472,15 @@ static __always_inline int maglev_v4(struct xdp_md *ctx, __u32 l2)
 		return MAGLEV_DROP(DROP_L3_BAD);
 	if (iph->frag_off & bpf_htons(MAGLEV_IP_MF | MAGLEV_IP_OFFSET))
 		return MAGLEV_PASS(PASS_IP_FRAG);
-	if (iph->ihl != 5)
-		return MAGLEV_PASS(PASS_IP_OPTIONS);
-	if (iph->protocol == IPPROTO_ICMP)
+	ihl = iph->ihl * 4U;
+	/* Options ride along in the encapsulated packet; only ICMP errors,
+	 * whose quote the ICMP path reads at a fixed offset, take the slow path.
+	 */
+	if (iph->protocol == IPPROTO_ICMP) {
+		if (ihl != sizeof(*iph))
+			return MAGLEV_PASS(PASS_IP_OPTIONS);
 		return maglev_icmp4(ctx, data, l2, iph, tot, &vk);
+	}
 	if (iph->protocol != IPPROTO_TCP && iph->protocol != IPPROTO_UDP)
 		return MAGLEV_PASS(PASS_L4_PROTO);
 	__builtin_memset(&pkt, 0, sizeof(pkt));
@@ -465,7 +488,7 @@ static __always_inline int maglev_v4(struct xdp_md *ctx, __u32 l2)
 	pkt.key.proto = iph->protocol;
 	pkt.key.src[0] = iph->saddr;
 	pkt.key.dst[0] = iph->daddr;
-	r = maglev_parse_l4(&pkt, iph + 1, data_end, tot - sizeof(*iph));
+	r = maglev_parse_l4(&pkt, (void *)iph + ihl, data_end, tot - ihl);
 	if (r)
 		return maglev_verdict_r(r);
 	pkt.l2_len = l2;
@@ -534,7 +557,7 @@ static __always_inline int maglev_v6(struct xdp_md *ctx, __u32 l2)
 	struct maglev_vip_addr *va;
 	struct maglev_pkt pkt;
 	struct ipv6hdr *ip6;
-	__u32 plen;
+	__u32 plen, off = 0;
 	__u8 nh;
 	int r;
 
@@ -554,8 +577,24 @@ static __always_inline int maglev_v6(struct xdp_md *ctx, __u32 l2)
 	if ((void *)(ip6 + 1) + plen > data_end)
 		return MAGLEV_DROP(DROP_L3_BAD);
 	nh = ip6->nexthdr;
-	if (maglev_ipv6_is_ext(nh))
-		return maglev_verdict_r(maglev_ipv6_ext(ip6, data_end, nh, plen));
+	if (maglev_ipv6_is_ext(nh)) {
+		r = maglev_ipv6_ext(ctx, l2, &nh, plen, &off);
+		if (r)
+			return maglev_verdict_r(r);
+		/* ICMPv6 errors are read at a fixed offset: slow path. */
+		if (nh != IPPROTO_TCP && nh != IPPROTO_UDP)
+			return MAGLEV_PASS(PASS_IPV6_EXT);
+		/* True of any such packet (the headers are longer still), and
+		 * it gives the verifier the packet range a packet without
+		 * extension headers has here: one state for both.
+		 */
+		if (nh == IPPROTO_TCP) {
+			if ((void *)(ip6 + 1) + sizeof(struct tcphdr) > data_end)
+				return MAGLEV_DROP(DROP_L4_TRUNC);
+		} else if ((void *)(ip6 + 1) + sizeof(struct udphdr) > data_end) {
+			return MAGLEV_DROP(DROP_L4_TRUNC);
+		}
+	}
 	if (nh == IPPROTO_ICMPV6)
 		return maglev_icmp6(ctx, data, l2, ip6, &vk);
 	if (nh != IPPROTO_TCP && nh != IPPROTO_UDP)
@@ -565,7 +604,7 @@ static __always_inline int maglev_v6(struct xdp_md *ctx, __u32 l2)
 	pkt.key.proto = nh;
 	__builtin_memcpy(pkt.key.src, &ip6->saddr, 16);
 	__builtin_memcpy(pkt.key.dst, &ip6->daddr, 16);
-	r = maglev_parse_l4(&pkt, ip6 + 1, data_end, plen);
+	r = maglev_parse_l4(&pkt, (void *)(ip6 + 1) + off, data_end, plen - off);
 	if (r)
 		return maglev_verdict_r(r);
 	pkt.l2_len = l2;

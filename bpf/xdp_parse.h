@@ -89,6 +89,10 @@ static __always_inline int maglev_parse_l4(struct maglev_pkt *pkt, void *l4, voi
 }
 
 #define MAGLEV_IPV6_EXT_MAX 4
+/* Extension header bytes forwarded in XDP (a mask: multiples of 8 up to
+ * 2040); a longer chain takes the slow path.
+ */
+#define MAGLEV_IPV6_EXT_BYTES 0x7f8
 
 static __always_inline int maglev_ipv6_is_ext(__u8 nh)
 {
@@ -97,38 +101,57 @@ static __always_inline int maglev_ipv6_is_ext(__u8 nh)
 }
 
 /*
- * The fast path handles IPv6 packets without extension headers. A packet to
- * a VIP that has some is walked (bounded) only to validate it and to tell a
- * fragment from other extension headers; both go to the kernel slow path.
+ * A VIP packet with IPv6 extension headers, walked (bounded): 0 with *nhp
+ * and *offp set to the upper-layer protocol and its offset after the fixed
+ * header (l3: where that header starts), so an established flow keeps its
+ * backend whatever options its packets carry. Left to the kernel slow path:
+ * a fragment (PASS_IPV6_FRAG), a routing header with segments left (the VIP
+ * is not the packet's final destination yet), a chain longer than the walk
+ * or than MAGLEV_IPV6_EXT_BYTES (PASS_IPV6_EXT).
+ *
+ * The headers are read with bpf_xdp_load_bytes, not through packet
+ * pointers: the verifier's packet range then stays the one the fixed header
+ * gave, and the forwarding path after this walk is verified once for all
+ * chains instead of once per chain length.
  */
-static __always_inline int maglev_ipv6_ext(void *ip6, void *data_end, __u8 nh, __u32 plen)
+static __always_inline int maglev_ipv6_ext(struct xdp_md *ctx, __u32 l3, __u8 *nhp, __u32 plen,
+					   __u32 *offp)
 {
-	void *p = ip6 + sizeof(struct ipv6hdr);
+	__u8 nh = *nhp, h[8];
 	__u32 off = 0;
 	int frag = 0, i;
 
 #pragma unroll
 	for (i = 0; i < MAGLEV_IPV6_EXT_MAX; i++) {
-		__u8 *h = p;
 		__u32 len;
 
 		if (!maglev_ipv6_is_ext(nh))
 			break;
-		if ((void *)(h + 8) > data_end)
+		if (bpf_xdp_load_bytes(ctx, l3 + sizeof(struct ipv6hdr) + off, h, sizeof(h)))
 			return MAGLEV_R(DROP_L3_TRUNC);
 		if (nh == IPPROTO_FRAGMENT) {
 			frag = 1;
 			len = 8;
 		} else {
+			if (nh == IPPROTO_ROUTING && h[3])
+				frag = 2;
 			len = ((__u32)h[1] + 1) * 8;
 		}
 		off += len;
 		if (off > plen)
 			return MAGLEV_R(DROP_L3_BAD);
 		nh = h[0];
-		p += len;
 	}
-	return frag ? MAGLEV_R(PASS_IPV6_FRAG) : MAGLEV_R(PASS_IPV6_EXT);
+	if (frag == 1)
+		return MAGLEV_R(PASS_IPV6_FRAG);
+	if (frag || maglev_ipv6_is_ext(nh) || off > MAGLEV_IPV6_EXT_BYTES)
+		return MAGLEV_R(PASS_IPV6_EXT);
+	*nhp = nh;
+	/* The same bounds whatever the number of headers (off is a multiple
+	 * of 8): one verifier state for every chain.
+	 */
+	*offp = off & MAGLEV_IPV6_EXT_BYTES;
+	return 0;
 }
 
 #endif /* MAGLEV_XDP_PARSE_H */

@@ -131,10 +131,10 @@ struct maglev_backend_stats {
 	X(PASS_VLAN_DEPTH, "pass_vlan_depth") /* more than two VLAN tags */                       \
 	X(PASS_L4_PROTO, "pass_l4_proto")     /* VIP address, protocol we do not balance */       \
 	X(PASS_IP_FRAG, "pass_ip_frag")	      /* IPv4 fragment: kernel slow path */               \
-	X(PASS_IP_OPTIONS, "pass_ip_options") /* IPv4 options: kernel slow path */                \
+	X(PASS_IP_OPTIONS, "pass_ip_options") /* ICMP with IPv4 options: slow path */             \
 	X(PASS_IPV6_FRAG, "pass_ipv6_frag")   /* IPv6 fragment header: kernel slow path */        \
-	X(PASS_IPV6_EXT, "pass_ipv6_ext")     /* IPv6 extension headers: kernel slow path */      \
-	X(PASS_NEED_FRAG, "pass_need_frag")   /* too big after encap, no DF: kernel fragments */  \
+	X(PASS_IPV6_EXT, "pass_ipv6_ext")     /* routing hdr, long chain, ICMPv6: slow path */    \
+	X(PASS_NEED_FRAG, "pass_need_frag")   /* too big after encap, no DF/options: kernel */    \
 	X(PASS_ICMP, "pass_icmp")	      /* ICMP to a VIP address we do not handle */        \
 	X(DROP_L2_TRUNC, "drop_l2_trunc")     /* truncated Ethernet or VLAN header */             \
 	X(DROP_L3_TRUNC, "drop_l3_trunc")     /* truncated IPv4/IPv6 header */                    \

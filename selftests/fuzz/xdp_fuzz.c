@@ -231,8 +231,32 @@ struct view {
 	int family;
 	const uint8_t *ip;
 	size_t l3_len; /* from the IP header */
+	size_t hl;     /* IP header, with IPv4 options or IPv6 extension headers */
 	uint8_t tos, ttl, proto;
 };
+
+/* IPv6 extension headers the program may forward (docs/datapath.md): at most
+ * four, no fragment header, no routing header with segments left. Returns
+ * the bytes they take and sets *proto to what follows, or 0 when such a
+ * packet must not be forwarded.
+ */
+static size_t ipv6_ext_len(const uint8_t *ip, size_t avail, uint8_t *proto)
+{
+	size_t off = 40;
+	uint8_t nh = ip[6];
+	int i;
+
+	for (i = 0; i < 4 && (nh == 0 || nh == 43 || nh == 60 || nh == 44); i++) {
+		if (off + 8 > avail || nh == 44 || (nh == 43 && ip[off + 3]))
+			return 0;
+		nh = ip[off];
+		off += ((size_t)ip[off + 1] + 1) * 8;
+	}
+	if (nh == 0 || nh == 43 || nh == 60 || nh == 44)
+		return 0;
+	*proto = nh;
+	return off;
+}
 
 /* L2 length and ethertype; 0 when the frame has no complete L2 header or
  * more than two tags.
@@ -267,8 +291,9 @@ static void parse_view(const uint8_t *in, size_t n, struct view *v)
 	v->ip = in + v->l2;
 	if (type == 0x0800 && v->l2 + 20 <= n) {
 		v->family = P_AF4;
-		if (v->ip[0] != 0x45)
+		if (v->ip[0] >> 4 != 4 || (v->ip[0] & 15) < 5)
 			fail("transmitted an IPv4 packet with version/IHL %#x", v->ip[0]);
+		v->hl = (v->ip[0] & 15) * 4u;
 		v->l3_len = get16(v->ip + 2);
 		v->tos = v->ip[1];
 		v->ttl = v->ip[8];
@@ -281,17 +306,26 @@ static void parse_view(const uint8_t *in, size_t n, struct view *v)
 		v->tos = (uint8_t)(get16(v->ip) >> 4);
 		v->ttl = v->ip[7];
 		v->proto = v->ip[6];
+		v->hl = 40;
+		if (v->proto == 0 || v->proto == 43 || v->proto == 60 || v->proto == 44) {
+			v->hl = ipv6_ext_len(v->ip, n - v->l2, &v->proto);
+			if (!v->hl)
+				fail("transmitted an IPv6 packet with a fragment, routing with "
+				     "segments left or a chain over four headers");
+		}
 	} else {
 		fail("transmitted a frame that is not IPv4/IPv6");
 	}
 	if (v->l3_len > n - v->l2)
 		fail("transmitted a packet whose IP length %zu exceeds the frame", v->l3_len);
+	if (v->hl > v->l3_len)
+		fail("transmitted a packet whose headers (%zu) exceed its IP length", v->hl);
 }
 
 /* The client's flow of a TCP/UDP packet. */
 static void flow_of(const struct view *v, size_t n, struct flow *f)
 {
-	size_t hl = v->family == P_AF4 ? 20 : 40, alen = v->family == P_AF4 ? 4 : 16;
+	size_t hl = v->hl, alen = v->family == P_AF4 ? 4 : 16;
 	const uint8_t *l4 = v->ip + hl;
 
 	if (v->proto != IPPROTO_TCP && v->proto != IPPROTO_UDP)
@@ -315,6 +349,8 @@ static void icmp_flow_of(const struct view *v, size_t n, struct flow *f)
 
 	if (v->proto != (v->family == P_AF4 ? 1 : 58))
 		fail("ICMP-forwarded a packet of protocol %u", v->proto);
+	if (v->hl != (v->family == P_AF4 ? 20u : 40u))
+		fail("ICMP-forwarded an error with IPv4 options or IPv6 extension headers");
 	if ((size_t)(q - (v->ip - v->l2)) + qh + 4 > n)
 		fail("ICMP-forwarded an error without a complete quote");
 	memset(f, 0, sizeof(*f));
@@ -428,7 +464,7 @@ static void check_encap(const uint8_t *in, size_t n, const struct run_result *r,
 		/* Incremental update (RFC 1624): the header's one's-complement
 		 * sum is unchanged, whether or not the input's was valid.
 		 */
-		if (ones_sum(r->out + off, 20) != ones_sum(in + v.l2, 20))
+		if (ones_sum(r->out + off, v.hl) != ones_sum(in + v.l2, v.hl))
 			fail_bytes("inner IPv4 checksum not updated for the TTL", r->out, r->len,
 				   exp, n + over);
 		memcpy(inner + 10, r->out + off + 10, 2);
@@ -508,6 +544,8 @@ static void check_too_big(const uint8_t *in, size_t n, const struct run_result *
 		     FZ_MTU);
 	if (v.family == P_AF4 && !(get16(v.ip + 6) & 0x4000))
 		fail("frag-needed for an IPv4 packet without DF");
+	if (v.hl != (v.family == P_AF4 ? 20u : 40u))
+		fail("too-big for a packet with options: its quote misses the ports");
 	mtu = FZ_MTU - over;
 	if (v.family == P_AF6 && mtu < 1280)
 		mtu = 1280;

@@ -337,7 +337,10 @@ static void parse_shapes(void)
 	b[L3] = 0x46;
 	put16(b + L3 + 2, (uint16_t)(n - L3));
 	fix_ip4(b + L3);
-	out("pass_ip_options-nop", MAGLEV_REASON_PASS_IP_OPTIONS);
+	out("tx_forward-ip-options-nop", MAGLEV_REASON_TX_FORWARD);
+	b[L3 + 9] = 1; /* ICMP with options: the slow path */
+	fix_ip4(b + L3);
+	out("pass_ip_options-icmp", MAGLEV_REASON_PASS_IP_OPTIONS);
 	client(&f4, 0, 10, 0);
 	b[L3 + 9] = 47;
 	fix_ip4(b + L3);
@@ -389,10 +392,12 @@ static void parse_shapes(void)
 
 		client(&f6, 0, 10, 0);
 		insert_ext(hbh, l8, 1);
-		out("pass_ipv6_ext-hop-by-hop", MAGLEV_REASON_PASS_IPV6_EXT);
+		out("tx_forward-v6-hop-by-hop", MAGLEV_REASON_TX_FORWARD);
 		client(&u6, 0, 10, 0);
 		insert_ext(rd, lrd, 2);
-		out("pass_ipv6_ext-routing-dstopts", MAGLEV_REASON_PASS_IPV6_EXT);
+		out("tx_forward-v6-routing-dstopts", MAGLEV_REASON_TX_FORWARD);
+		b[L3 + 40 + 3] = 1; /* segments left: not the final destination */
+		out("pass_ipv6_ext-routing-segments-left", MAGLEV_REASON_PASS_IPV6_EXT);
 		client(&f6, 0, 10, 0);
 		insert_ext(chain, l8, 5);
 		out("pass_ipv6_ext-long-chain", MAGLEV_REASON_PASS_IPV6_EXT);

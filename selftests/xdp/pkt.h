@@ -343,4 +343,22 @@ static inline void insert_ipv6_ext(uint8_t *frame, size_t *len, size_t l3, const
 	put16(frame + l3 + 4, (uint16_t)(*len - l4));
 }
 
+/* Insert nbytes (a multiple of 4, at most 40) of IPv4 NOP options after the
+ * 20-byte IPv4 header at frame + l3; IHL, total length and checksum follow.
+ */
+static inline void insert_ipv4_nops(uint8_t *frame, size_t *len, size_t l3, size_t nbytes)
+{
+	uint8_t *ip = frame + l3, rest[2048];
+	size_t seglen = *len - l3 - 20;
+
+	memcpy(rest, ip + 20, seglen);
+	memset(ip + 20, 1, nbytes);
+	memcpy(ip + 20 + nbytes, rest, seglen);
+	*len += nbytes;
+	ip[0] = (uint8_t)(0x40 | (20 + nbytes) / 4);
+	put16(ip + 2, (uint16_t)(*len - l3));
+	put16(ip + 10, 0);
+	put16(ip + 10, csum_finish(csum_add(0, ip, 20 + nbytes)));
+}
+
 #endif /* MAGLEV_TEST_PKT_H */

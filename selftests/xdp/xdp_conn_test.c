@@ -115,6 +115,77 @@ TEST_F(conn, persists_across_swap_v6)
 	persistence_case(_metadata, self, &self->f6);
 }
 
+/* Frame in (of f) with IPv4 options or IPv6 extension headers (hop-by-hop,
+ * routing with no segments left, destination options): the backend it was
+ * encapsulated to (0: not forwarded), the inner packet checked byte for byte.
+ */
+static int sent_with_options(struct __test_metadata *_metadata, FIXTURE_DATA(conn) * self,
+			     const struct flow *f, uint8_t flags)
+{
+	const uint8_t t[] = {0, 43, 60};
+	const size_t l[] = {8, 24, 16};
+	struct client_opts co = {.tcp_flags = flags};
+	struct run_result r;
+	uint8_t in[512], dst[16];
+	size_t n, outer;
+	int i;
+
+	n = build_client(in, f, &co);
+	if (f->family == P_AF4)
+		insert_ipv4_nops(in, &n, 14, 12);
+	else
+		insert_ipv6_ext(in, &n, 14, t, l, 3);
+	if (run_prog(self->prog, in, n, &r) || r.action != XDP_TX)
+		return 0;
+	/* What the backend must get: the client's packet, TTL one less. */
+	if (f->family == P_AF4) {
+		in[14 + 8]--;
+		put16(in + 14 + 10, 0);
+		put16(in + 14 + 10, csum_finish(csum_add(0, in + 14, (in[14] & 0xf) * 4)));
+	} else {
+		in[14 + 7]--;
+	}
+	outer = get16(r.out + 12) == 0x0800 ? 20 : 40;
+	if (r.len != n + outer || memcmp(r.out + 14 + outer, in + 14, n - 14))
+		return -1;
+	outer_dst(&r, 14, dst);
+	for (i = 1; i <= NBE; i++)
+		if (!memcmp(dst, self->be[i], 16))
+			return i;
+	return -1;
+}
+
+/* Issue 14 item 11: options and extension headers no longer go to the slow
+ * path, which follows the current table: an established flow keeps its
+ * backend for such packets too, and they are counted on the flow.
+ */
+static void options_case(struct __test_metadata *_metadata, FIXTURE_DATA(conn) * self,
+			 const struct flow *f)
+{
+	struct flow g = *f;
+
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_with_options(_metadata, self, f, SYN));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 4));
+	ASSERT_EQ(3, sent_with_options(_metadata, self, f, ACK));
+	ASSERT_EQ(3, sent_to(self, f, ACK));
+	ASSERT_EQ(3, sent_with_options(_metadata, self, f, FIN | ACK));
+	g.sport++;
+	ASSERT_EQ(4, sent_with_options(_metadata, self, &g, SYN)); /* new: the current table */
+	/* Both packets with options and the plain ACK found the entry. */
+	ASSERT_EQ(3, counter(self->dp, MAGLEV_CTR_CONN_HIT));
+}
+
+TEST_F(conn, options_keep_established_backend_v4)
+{
+	options_case(_metadata, self, &self->f4);
+}
+
+TEST_F(conn, ext_headers_keep_established_backend_v6)
+{
+	options_case(_metadata, self, &self->f6);
+}
+
 TEST_F(conn, unusable_backend_repicked)
 {
 	ASSERT_EQ(0, fill_table(self->dp, 1, 3));

@@ -276,6 +276,47 @@ TEST_F(icmp, mtu_no_df_passed_to_stack)
 	ASSERT_EQ(1, reason_count(self->dp, MAGLEV_REASON_PASS_NEED_FRAG));
 }
 
+/* Over the MTU with IPv4 options or IPv6 extension headers: the too-big
+ * quote (fixed header + 8 bytes) would not reach the ports, so the kernel
+ * answers; at the MTU such a packet is forwarded.
+ */
+TEST_F(icmp, mtu_with_options_passed_to_stack)
+{
+	const uint8_t t[] = {60};
+	const size_t l[] = {8};
+	struct run_result r;
+	uint8_t in[2048];
+	size_t n;
+	int fam;
+
+	set_mtu(_metadata, self, 1500);
+	for (fam = 0; fam < 2; fam++) {
+		const struct flow *f = fam ? &self->f6 : &self->f4;
+		size_t over = fam ? 40 : 20, hdr = (fam ? 40 + 8 : 20 + 8) + 20;
+		struct client_opts co = {.payload = 1500 - over - hdr};
+
+		n = build_client(in, f, &co);
+		if (fam)
+			insert_ipv6_ext(in, &n, 14, t, l, 1);
+		else
+			insert_ipv4_nops(in, &n, 14, 8);
+		ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
+		ASSERT_EQ(XDP_TX, r.action);
+		ASSERT_EQ(n + over, r.len);
+		co.payload++;
+		n = build_client(in, f, &co);
+		if (fam)
+			insert_ipv6_ext(in, &n, 14, t, l, 1);
+		else
+			insert_ipv4_nops(in, &n, 14, 8);
+		ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
+		ASSERT_EQ(XDP_PASS, r.action);
+		ASSERT_BYTES(r.out, r.len, in, n);
+	}
+	ASSERT_EQ(2, reason_count(self->dp, MAGLEV_REASON_PASS_NEED_FRAG));
+	ASSERT_EQ(0, reason_count(self->dp, MAGLEV_REASON_TX_TOO_BIG));
+}
+
 /*
  * The flow is established on backend A; the table then moves to backend B.
  * The ICMP error about the flow must still reach A, encapsulated like the

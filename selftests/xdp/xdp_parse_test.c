@@ -2,8 +2,9 @@
 /*
  * Malformed and unusual packets to a VIP: truncated at each header, bad
  * IHL / lengths / offsets, IPv4 fragments and options, IPv6 extension
- * chains. Each must end in exactly one reason counter, never be forwarded,
- * and, when passed to the stack, leave the program unmodified.
+ * chains. Each must end in exactly one reason counter, and, when passed to
+ * the stack, leave the program unmodified. Malformed ones are never
+ * forwarded; options and extension headers other than fragments are.
  */
 #include "fixture.h"
 
@@ -166,19 +167,23 @@ TEST_F(parse, ipv4_fragment_offset)
 	expect_reason(_metadata, self, MAGLEV_REASON_PASS_IP_FRAG);
 }
 
-TEST_F(parse, ipv4_options)
+/* Options ride along inside the encapsulation (issue 14 item 11). */
+TEST_F(parse, ipv4_options_forwarded)
 {
-	uint8_t tmp[512];
-
-	/* Insert a 4-byte NOP option block after the 20-byte header. */
 	build(self, P_AF4, IPPROTO_TCP, 10);
-	memcpy(tmp, self->in, self->n);
-	memcpy(self->in + L4_4 + 4, tmp + L4_4, self->n - L4_4);
-	memset(self->in + L4_4, 1, 4);
-	self->n += 4;
-	self->in[L3] = 0x46;
-	put16(self->in + L3 + 2, (uint16_t)(self->n - L3));
-	fix_ip4(self->in + L3);
+	insert_ipv4_nops(self->in, &self->n, L3, 4);
+	expect_reason(_metadata, self, MAGLEV_REASON_TX_FORWARD);
+	build(self, P_AF4, IPPROTO_UDP, 10);
+	insert_ipv4_nops(self->in, &self->n, L3, 40);
+	expect_reason(_metadata, self, MAGLEV_REASON_TX_FORWARD);
+}
+
+/* An ICMP error's quote is read at a fixed offset: with options, the kernel. */
+TEST_F(parse, ipv4_icmp_with_options_passed)
+{
+	build(self, P_AF4, IPPROTO_UDP, 10);
+	self->in[L3 + 9] = IPPROTO_ICMP;
+	insert_ipv4_nops(self->in, &self->n, L3, 4);
 	expect_reason(_metadata, self, MAGLEV_REASON_PASS_IP_OPTIONS);
 }
 
@@ -281,23 +286,47 @@ static void insert_ext(FIXTURE_DATA(parse) * self, const uint8_t *types, const s
 	insert_ipv6_ext(self->in, &self->n, L3, types, lens, count);
 }
 
-TEST_F(parse, ipv6_hop_by_hop_passed)
+TEST_F(parse, ipv6_hop_by_hop_forwarded)
 {
 	const uint8_t t[] = {0};
 	const size_t l[] = {8};
 
 	build(self, P_AF6, IPPROTO_TCP, 10);
 	insert_ext(self, t, l, 1);
-	expect_reason(_metadata, self, MAGLEV_REASON_PASS_IPV6_EXT);
+	expect_reason(_metadata, self, MAGLEV_REASON_TX_FORWARD);
 }
 
-TEST_F(parse, ipv6_routing_then_dstopts_passed)
+TEST_F(parse, ipv6_routing_then_dstopts_forwarded)
 {
 	const uint8_t t[] = {43, 60};
 	const size_t l[] = {24, 16};
 
 	build(self, P_AF6, IPPROTO_UDP, 10);
 	insert_ext(self, t, l, 2);
+	expect_reason(_metadata, self, MAGLEV_REASON_TX_FORWARD);
+}
+
+/* Segments left: the VIP is a waypoint, not the destination yet. */
+TEST_F(parse, ipv6_routing_segments_left_passed)
+{
+	const uint8_t t[] = {43};
+	const size_t l[] = {24};
+
+	build(self, P_AF6, IPPROTO_TCP, 10);
+	insert_ext(self, t, l, 1);
+	self->in[L4_6 + 3] = 1;
+	expect_reason(_metadata, self, MAGLEV_REASON_PASS_IPV6_EXT);
+}
+
+/* ICMPv6 after extension headers: the kernel. */
+TEST_F(parse, ipv6_icmp_after_ext_passed)
+{
+	const uint8_t t[] = {60};
+	const size_t l[] = {8};
+
+	build(self, P_AF6, IPPROTO_UDP, 10);
+	self->in[L3 + 6] = IPPROTO_ICMPV6;
+	insert_ext(self, t, l, 1);
 	expect_reason(_metadata, self, MAGLEV_REASON_PASS_IPV6_EXT);
 }
 
