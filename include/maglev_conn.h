@@ -78,6 +78,16 @@ _Static_assert(sizeof(struct maglev_conn_slot) % 8 == 0 &&
 #define MAGLEV_CONN_REF_SEEN   0x02
 #define MAGLEV_CONN_REF_USED   (MAGLEV_CONN_REF_RECENT | MAGLEV_CONN_REF_SEEN)
 
+/* A flow is proven, and evicted only after every unproven one of its
+ * bucket, once it has sent in a later time slot than its first packet: a
+ * TCP entry older than this that has sent twice, a UDP entry with a packet
+ * this long after its last recorded time (SEEN is set only then). Two
+ * packets in a row, what a spoofer sends cheaply, do not prove a flow; to
+ * be proven its entry must outlive this long the churn of the flood it is
+ * part of (bpf/xdp_conn.h, docs/datapath.md).
+ */
+#define MAGLEV_CONN_PROVEN_NS (1000000000ULL)
+
 struct maglev_conn_bucket {
 	__u32 tag[MAGLEV_CONN_WAYS]; /* 0: empty way */
 	__u8 ref[MAGLEV_CONN_WAYS];  /* MAGLEV_CONN_REF_* */
