@@ -205,7 +205,7 @@ static __always_inline void maglev_record(const struct maglev_pkt *pkt,
 			b->tag[way & (MAGLEV_CONN_WAYS - 1)] = 0;
 		return;
 	}
-	w = way >= 0 ? (__u32)way : maglev_conn_victim(b, tag);
+	w = way >= 0 ? (__u32)way : maglev_conn_victim(b, tag, now);
 	w &= MAGLEV_CONN_WAYS - 1;
 	if (way < 0 && b->tag[w])
 		maglev_count(MAGLEV_CTR_CONN_EVICT);
@@ -292,9 +292,23 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 		d.vip_id = c.vip_id;
 		d.encap = c.encap;
 		d.gue_port = c.gue_port;
-		/* Recently used: written only when it changes. */
-		if (b->ref[way & (MAGLEV_CONN_WAYS - 1)] != MAGLEV_CONN_REF_USED)
-			b->ref[way & (MAGLEV_CONN_WAYS - 1)] = MAGLEV_CONN_REF_USED;
+		/* Recently used: written only when it changes. A UDP flow
+		 * (now read) is seen only by a packet in a later time slot
+		 * than its last recorded one: PROVEN_NS later, or late
+		 * enough to refresh last_seen_ns (a short udp_idle_ns); a
+		 * TCP flow's age is judged at eviction (no clock here).
+		 */
+		if (b->ref[way & (MAGLEV_CONN_WAYS - 1)] != MAGLEV_CONN_REF_USED) {
+			__s64 idle = (__s64)(now - c.conn.last_seen_ns);
+			__u8 r = MAGLEV_CONN_REF_USED;
+
+			if (now && !(b->ref[way & (MAGLEV_CONN_WAYS - 1)] & MAGLEV_CONN_REF_SEEN) &&
+			    idle < (__s64)MAGLEV_CONN_PROVEN_NS &&
+			    idle <= (__s64)(cfg->udp_idle_ns >> 4))
+				r = MAGLEV_CONN_REF_RECENT;
+			if (b->ref[way & (MAGLEV_CONN_WAYS - 1)] != r)
+				b->ref[way & (MAGLEV_CONN_WAYS - 1)] = r;
+		}
 		maglev_count(MAGLEV_CTR_CONN_HIT);
 	} else {
 		if (e && c.vip_gen == gen) {
@@ -333,10 +347,11 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 			} else {
 				maglev_count(MAGLEV_CTR_CONN_MISS);
 				d.new_flow = 1;
-				/* TCP entries never expire: no clock unless
-				 * UDP or the new-flow limit needs it.
+				/* Every entry records when it was written
+				 * (a TCP flow's age decides whether it is
+				 * proven, maglev_conn_unproven).
 				 */
-				if (!now && (pkt->key.proto == IPPROTO_UDP || cfg->new_flow_limit))
+				if (!now)
 					now = bpf_ktime_get_coarse_ns();
 				maglev_record(pkt, cfg, &d, gen, now, b, h, way);
 			}

@@ -59,10 +59,27 @@ maglev_conn_find(const struct maglev_flow_key *k, __u64 *hp, int *way, struct ma
 	return b;
 }
 
+/* A way whose flow has not proven itself (MAGLEV_CONN_PROVEN_NS): a UDP
+ * flow never seen in a later time slot, a TCP flow younger than that (its
+ * last_seen_ns is when it was written, or closed). Read unvalidated, like
+ * the rest of the victim choice.
+ */
+static __always_inline int maglev_conn_unproven(const struct maglev_conn_bucket *b, int i,
+						__u64 now)
+{
+	const struct maglev_conn_slot *s = &b->slot[i];
+
+	if (!(b->ref[i] & MAGLEV_CONN_REF_SEEN))
+		return 1;
+	return s->key.proto == IPPROTO_TCP &&
+	       (__s64)(now - s->conn.last_seen_ns) < (__s64)MAGLEV_CONN_PROVEN_NS;
+}
+
 /* Way for a new flow: an empty one, else a closed flow's whose time is up
  * (maglev_tcp_closed_ns after its FIN or RST), else the first whose flow has sent
  * nothing since it was written (one-packet flows: scans, floods, SYNs not
- * yet answered), else the first not used since the reference bits were last
+ * yet answered), else the first unproven (two packets in a row from a
+ * spoofed source are not enough), else the first not used since the reference bits were last
  * cleared (not recently used), else, every way in recent use, clear the
  * recent bits and take the way the tag names. Clearing only then keeps a
  * flow that is sending safe from any number of one-packet flows passing
@@ -70,7 +87,7 @@ maglev_conn_find(const struct maglev_flow_key *k, __u64 *hp, int *way, struct ma
  * flow that had to evict one of them is the first to go again, so one
  * flood loses the bucket one flow, not all.
  */
-static __always_inline __u32 maglev_conn_victim(struct maglev_conn_bucket *b, __u32 tag)
+static __always_inline __u32 maglev_conn_victim(struct maglev_conn_bucket *b, __u32 tag, __u64 now)
 {
 	int i, closing = -1;
 
@@ -93,6 +110,10 @@ static __always_inline __u32 maglev_conn_victim(struct maglev_conn_bucket *b, __
 #pragma unroll
 	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
 		if (!b->ref[i])
+			return i;
+#pragma unroll
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
+		if (maglev_conn_unproven(b, i, now))
 			return i;
 #pragma unroll
 	for (i = 0; i < MAGLEV_CONN_WAYS; i++)

@@ -78,6 +78,16 @@ _Static_assert(sizeof(struct maglev_conn_slot) % 8 == 0 &&
 #define MAGLEV_CONN_REF_SEEN   0x02
 #define MAGLEV_CONN_REF_USED   (MAGLEV_CONN_REF_RECENT | MAGLEV_CONN_REF_SEEN)
 
+/* A flow is proven, and evicted only after every unproven one of its
+ * bucket, once it has sent in a later time slot than its first packet: a
+ * TCP entry older than this that has sent twice, a UDP entry with a packet
+ * this long after its last recorded time (SEEN is set only then). Two
+ * packets in a row, what a spoofer sends cheaply, do not prove a flow; to
+ * be proven its entry must outlive this long the churn of the flood it is
+ * part of (bpf/xdp_conn.h, docs/datapath.md).
+ */
+#define MAGLEV_CONN_PROVEN_NS (1000000000ULL)
+
 struct maglev_conn_bucket {
 	__u32 tag[MAGLEV_CONN_WAYS]; /* 0: empty way */
 	__u8 ref[MAGLEV_CONN_WAYS];  /* MAGLEV_CONN_REF_* */
@@ -95,23 +105,47 @@ struct maglev_conn_params {
 };
 
 /*
+ * One 64-bit key word, keyed: multiply, fold the high half into the low
+ * (xorshift), multiply again. A multiply alone is linear in addition, so
+ * flipping a word's top bit flipped only bit 63 of its product and two such
+ * flips cancelled under every seed; the fold makes the difference after the
+ * second multiply depend on the seeded value (issue 14 item 6). Odd
+ * multipliers and the fold are bijective: keys differing in one word never
+ * collide.
+ */
+static inline __u64 maglev_conn_mix(__u64 x, __u64 a, __u64 b)
+{
+	x *= a;
+	x ^= x >> 32;
+	return x * b;
+}
+
+/*
  * Keyed 64-bit hash of a flow key: bucket from the low bits, tag from the
- * high. Each 64-bit half-key word is offset by the seed and multiplied by
- * its own odd constant: five independent multiplies (they run in parallel,
- * unlike a chained mix), xored, then one murmur3-style finalizer. Not
- * cryptographic (neither is the kernel hash table's seeded jhash); the
- * seed keeps bucket placement unpredictable from outside.
+ * high. Each 64-bit half-key word is offset by the seed and mixed on its
+ * own (maglev_conn_mix, its own pair of odd constants): five independent
+ * chains that run in parallel, summed, then one murmur3-style finalizer.
+ * Summed, not xored: a top-bit flip leaves each word's sum differing by
+ * 2^63 +- 2^31 * b, and distinct b never cancel. Not cryptographic (neither
+ * is the kernel hash table's seeded jhash; SipHash-1-3 cost 23-46 ns per
+ * packet here); the seed keeps bucket placement unpredictable from outside,
+ * and selftests/hardening/hash_attack_test checks structured keys.
  */
 static inline __u64 maglev_conn_hash(const struct maglev_flow_key *k, __u64 seed)
 {
 	const maglev_conn_word *w = (const maglev_conn_word *)k;
 	__u64 h;
 
-	h = (((__u64)w[0] | (__u64)w[1] << 32) + seed) * 0x9e3779b97f4a7c15ULL;
-	h ^= (((__u64)w[2] | (__u64)w[3] << 32) ^ seed) * 0xc2b2ae3d27d4eb4fULL;
-	h ^= (((__u64)w[4] | (__u64)w[5] << 32) + seed) * 0x165667b19e3779f9ULL;
-	h ^= (((__u64)w[6] | (__u64)w[7] << 32) ^ seed) * 0xd6e8feb86659fd93ULL;
-	h ^= (((__u64)w[8] | (__u64)w[9] << 32) + seed) * 0xff51afd7ed558ccdULL;
+	h = maglev_conn_mix(((__u64)w[0] | (__u64)w[1] << 32) + seed, 0x9e3779b97f4a7c15ULL,
+			    0xbf58476d1ce4e5b9ULL);
+	h += maglev_conn_mix(((__u64)w[2] | (__u64)w[3] << 32) ^ seed, 0xc2b2ae3d27d4eb4fULL,
+			     0x94d049bb133111ebULL);
+	h += maglev_conn_mix(((__u64)w[4] | (__u64)w[5] << 32) + seed, 0x165667b19e3779f9ULL,
+			     0xa0761d6478bd642fULL);
+	h += maglev_conn_mix(((__u64)w[6] | (__u64)w[7] << 32) ^ seed, 0xd6e8feb86659fd93ULL,
+			     0xe7037ed1a0b428dbULL);
+	h += maglev_conn_mix(((__u64)w[8] | (__u64)w[9] << 32) + seed, 0xff51afd7ed558ccdULL,
+			     0x8ebc6af09c88c6e3ULL);
 	h ^= h >> 33;
 	h *= 0xc4ceb9fe1a85ec53ULL;
 	h ^= h >> 29;

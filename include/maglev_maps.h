@@ -88,6 +88,14 @@ struct maglev_conn {
  */
 #define MAGLEV_MTU_MIN_IPV6 (1280 + 40 + 8 + 4)
 
+/* maglevd's default new_flow_limit (inserts per second per CPU): Katran's
+ * figure, a few times what one CPU records at full load here (a new flow
+ * costs 300-700 ns), far above a legitimate peak per CPU; above it a flood
+ * is still forwarded, unrecorded, and cannot churn the table faster than
+ * this per CPU (docs/operations.md).
+ */
+#define MAGLEV_NEW_FLOW_LIMIT_DEFAULT 125000
+
 /* Global configuration, one element of an array map written by maglevd. */
 struct maglev_config {
 	__u64 seed_k0;

@@ -5,7 +5,8 @@
 # reload that fails part-way leaves no newly added interface attached; the
 # -v debug level survives a SIGHUP; maglevctl refuses contradicting options
 # as a usage error and changes nothing; tcp_closed_timeout_ms reaches the
-# loaded program, and only a restart changes it.
+# loaded program, and only a restart changes it; new_flow_limit defaults to
+# 125000 and a reload changes it.
 . "$(dirname "$0")/lib.sh"
 
 setup_net || skip_all "cannot create namespaces/veth"
@@ -154,8 +155,12 @@ write_conf "tcp_closed_timeout_ms 2500"
 start_daemon || nok "maglevd starts with tcp_closed_timeout_ms 2500"
 check "tcp_closed_timeout_ms 2500: the datapath expires closed entries after 2.5 s ($(closed_ns) ns)" \
 	[ "$(closed_ns)" = 2500000000 ]
-write_conf "tcp_closed_timeout_ms 5000"
+# new_flow_limit: 125000 per CPU unless configured (issue 14 item 7), live on reload.
+dp_new_flow_limit() { bpftool -j map dump pinned "$PIN/maglev_cfg" | jq '.[0].formatted.value.new_flow_limit'; }
+check "new_flow_limit defaults to 125000 per CPU ($(dp_new_flow_limit))" [ "$(dp_new_flow_limit)" = 125000 ]
+write_conf "tcp_closed_timeout_ms 5000" "new_flow_limit 0"
 reload_and_wait
+check "a reload applies new_flow_limit 0 (unlimited) ($(dp_new_flow_limit))" [ "$(dp_new_flow_limit)" = 0 ]
 check "a reload keeps the running tcp_closed_timeout_ms, and says so" \
 	bash -c "[ \"\$(grep -c 'tcp_closed_timeout_ms and xdp_mode take effect on restart only' '$DLOG')\" -ge 1 ] && [ \"$(closed_ns)\" = 2500000000 ]"
 stop_daemon

@@ -8,7 +8,7 @@ ALL_TARGETS += $(HARDENING_BINS)
 TESTS += $(HARDENING_BINS) selftests/hardening/limits_test.sh
 
 $(BUILD)/selftests/hardening/hash_attack_test: selftests/hardening/hash_attack_test.c \
-		include/maglev_hash.h $(BUILD)/libmaglev.a $(KSELFTEST_H)
+		include/maglev_hash.h include/maglev_conn.h $(BUILD)/libmaglev.a $(KSELFTEST_H)
 	@mkdir -p $(@D)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $< $(BUILD)/libmaglev.a -lm
 

@@ -1063,4 +1063,129 @@ TEST_F(conn, vip_cache_follows_changes)
 	ASSERT_EQ(0, sent_to(self, &f, SYN));
 }
 
+/* Bucket of proven flows under attack (two_packet_flows_do_not_evict_proven). */
+#define PROVE_CAND 24 /* flows of one bucket to choose the newcomers from */
+
+struct prove_case {
+	struct flow f[PROVE_CAND];
+	int newc[2]; /* newcomers whose tag names a proven flow's way */
+};
+
+/* n flows in base's bucket, varying source port and the last octet of
+ * the source address (more than same_bucket's ports alone give), hashed
+ * here with the table's seed and mask.
+ */
+static int same_bucket_wide(struct maglev_dp *dp, const struct flow *base, struct flow *out, int n)
+{
+	struct maglev_conn_params p;
+	struct maglev_flow_key k;
+	struct flow f = *base;
+	uint32_t zero = 0, b, host, port;
+	int got = 0;
+
+	if (bpf_map_lookup_elem(maglev_dp_map_fd(dp, "maglev_connkey"), &zero, &p))
+		return -1;
+	flow_key(&k, base);
+	b = (uint32_t)maglev_conn_hash(&k, p.seed) & p.mask;
+	for (host = 1; host < 255 && got < n; host++) {
+		for (port = 1024; port < 65536 && got < n; port++) {
+			f.src[3] = (uint8_t)host;
+			f.sport = (uint16_t)port;
+			flow_key(&k, &f);
+			if (((uint32_t)maglev_conn_hash(&k, p.seed) & p.mask) == b)
+				out[got++] = f;
+		}
+	}
+	return got == n ? 0 : -1;
+}
+
+/* f[0..3] fill the bucket now, ways 0..3; f[1] and f[3] are proven after
+ * the caller's sleep (the tag, odd, names way 1 or 3).
+ */
+static void prove_start(struct __test_metadata *_metadata, FIXTURE_DATA(conn) * self,
+			struct prove_case *pc, uint8_t proto, struct conn_view *v)
+{
+	struct maglev_conn_params p;
+	struct maglev_flow_key k;
+	struct flow base = self->f4;
+	uint32_t zero = 0, bkt;
+	int i, w, n = 0;
+
+	base.proto = proto;
+	ASSERT_EQ(0, same_bucket_wide(self->dp, &base, pc->f, PROVE_CAND));
+	bkt = bucket_of(self->dp, &pc->f[0]);
+	for (i = 0; i < MAGLEV_CONN_WAYS; i++) {
+		ASSERT_EQ(3, sent_to(self, &pc->f[i], SYN));
+		ASSERT_EQ(3, sent_to(self, &pc->f[i], ACK));
+		ASSERT_TRUE(conn_view_slot(self->dp, v, &pc->f[i]) == &v->m[bkt].slot[i]);
+	}
+	/* Newcomers whose tag names a proven flow's way: the way the old
+	 * rule evicted once every way had sent twice.
+	 */
+	ASSERT_EQ(0, bpf_map_lookup_elem(maglev_dp_map_fd(self->dp, "maglev_connkey"), &zero, &p));
+	for (i = MAGLEV_CONN_WAYS; i < PROVE_CAND && n < 2; i++) {
+		flow_key(&k, &pc->f[i]);
+		w = (int)(maglev_conn_tag(maglev_conn_hash(&k, p.seed)) & (MAGLEV_CONN_WAYS - 1));
+		if (w == 1 + 2 * n)
+			pc->newc[n++] = i;
+	}
+	ASSERT_EQ(2, n);
+}
+
+/* After the sleep: f[1], f[3] send again (proven), f[0], f[2] are
+ * recorded anew with two packets in a row (what a spoofer sends), then the
+ * two newcomers come, each with two packets: each evicts an unproven flow,
+ * never a proven one.
+ */
+static void prove_attack(struct __test_metadata *_metadata, FIXTURE_DATA(conn) * self,
+			 struct prove_case *pc)
+{
+	struct maglev_flow_key k;
+	int i, held = 0;
+
+	for (i = 1; i < MAGLEV_CONN_WAYS; i += 2)
+		ASSERT_EQ(3, sent_to(self, &pc->f[i], ACK));
+	for (i = 0; i < MAGLEV_CONN_WAYS; i += 2) {
+		flow_key(&k, &pc->f[i]);
+		ASSERT_EQ(0, maglev_dp_conn_delete(self->dp, &k));
+		ASSERT_EQ(3, sent_to(self, &pc->f[i], SYN));
+		ASSERT_EQ(3, sent_to(self, &pc->f[i], ACK));
+	}
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(3, sent_to(self, &pc->f[pc->newc[i]], SYN));
+		ASSERT_EQ(3, sent_to(self, &pc->f[pc->newc[i]], ACK));
+		ASSERT_TRUE(conn_held(self->dp, &pc->f[1]));
+		ASSERT_TRUE(conn_held(self->dp, &pc->f[3]));
+		ASSERT_TRUE(conn_held(self->dp, &pc->f[pc->newc[i]]));
+	}
+	for (i = 0; i < MAGLEV_CONN_WAYS; i += 2)
+		held += conn_held(self->dp, &pc->f[i]);
+	ASSERT_GE(1, held);
+}
+
+/*
+ * Two packets per spoofed tuple used to make a flood flow look like an
+ * established one: a full bucket then cleared every way's recent bit and
+ * the newcomer took the way its tag named, a proven flow's as often as not.
+ * A flow is proven only by sending in a later time slot
+ * (MAGLEV_CONN_PROVEN_NS after its first packet); a bucket of proven and
+ * two-packet flows loses the two-packet ones first. TCP (judged by the
+ * entry's age) and UDP (seen only by a later packet), one sleep for both.
+ */
+TEST_F(conn, two_packet_flows_do_not_evict_proven)
+{
+	static struct prove_case tcp, udp;
+	struct conn_view v;
+
+	set_cfg(_metadata, self->dp, 30 * 1000000000ULL, 0);
+	ASSERT_EQ(0, conn_view_open(self->dp, &v));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	prove_start(_metadata, self, &tcp, IPPROTO_TCP, &v);
+	prove_start(_metadata, self, &udp, IPPROTO_UDP, &v);
+	usleep((MAGLEV_CONN_PROVEN_NS + 100 * 1000000ULL) / 1000);
+	prove_attack(_metadata, self, &tcp);
+	prove_attack(_metadata, self, &udp);
+	munmap(v.m, v.bytes);
+}
+
 TEST_HARNESS_MAIN

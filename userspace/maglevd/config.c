@@ -27,6 +27,7 @@ void config_defaults(struct maglevd_config *cfg)
 	cfg->seed_default = true;
 	cfg->nexthop_auto = true;
 	cfg->udp_idle_ms = 30000;
+	cfg->new_flow_limit = MAGLEV_NEW_FLOW_LIMIT_DEFAULT;
 	cfg->tcp_closed_ms = MAGLEV_TCP_CLOSED_NS_DEFAULT / 1000000;
 	cfg->conn_table_size = MAGLEV_CONN_TABLE_SIZE;
 	cfg->max_vips = MAGLEV_MAX_VIPS;
