@@ -43,7 +43,7 @@ expect "vip set options" "$C vip set 192.0.2.10:80/tcp --" \
 	"--check --check-interval --check-path --check-port --check-status --check-timeout --encap --fall --gue-port --help --placement --rise --vnodes"
 expect "--placement values" "$C vip set 192.0.2.10:80/tcp --placement " "maglev rendezvous ring"
 expect "backend command from its prefix" "$C -j backend s" "set"
-expect "global options" "$C -" "--help --json --socket --version -V -h -j -s"
+expect "global options" "$C -" "--expect-revision --help --json --socket --version -V -h -j -s"
 expect "vip add options" "$C vip add 192.0.2.10:80/tcp --check-p" "--check-path --check-port"
 expect "--encap values" "$C vip add 192.0.2.10:80/tcp --encap " "gue ipip"
 expect "--check values" "$C vip add 192.0.2.10:80/tcp --check " "http none tcp"

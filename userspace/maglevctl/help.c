@@ -5,7 +5,7 @@
 
 void help_main(FILE *f)
 {
-	fputs("Usage: maglevctl [-j] [-s SOCKET] OBJECT COMMAND [ARGS...]\n"
+	fputs("Usage: maglevctl [-j] [-s SOCKET] [--expect-revision N] OBJECT COMMAND [ARGS...]\n"
 	      "       maglevctl OBJECT [COMMAND] --help\n"
 	      "\n"
 	      "Objects and commands:\n"
@@ -39,6 +39,8 @@ void help_main(FILE *f)
 	      "  -j, --json          JSON output\n"
 	      "  -s, --socket PATH   control socket (default $MAGLEV_SOCKET, else\n"
 	      "                      /run/maglev/maglevd.sock)\n"
+	      "  --expect-revision N fleet mode: change etcd's desired state only if nothing\n"
+	      "                      under the prefix changed after revision N\n"
 	      "  -V, --version       print maglevctl's version and exit\n"
 	      "  -h, --help          this help\n"
 	      "\n"
