@@ -87,12 +87,16 @@ vipval() {
 	done
 	echo "$out]"
 }
-put() { ectl put "${PFX}vips/$1" "$2" >/dev/null; }
+# put VIP VALUE: echoes the revision it made.
+put() { ectl put -w json "${PFX}vips/$1" "$2" | jq -r .header.revision; }
 # The revision of etcd now.
+# (The balancers' status keys move it too: the revisions below come from the
+# writes themselves.)
 erev() { ectl get -w json "${PFX}" | jq -r .header.revision; }
+# vrev: the newest revision of a desired-state key.
+vrev() { ectl get --prefix "${PFX}vips/" -w json | jq '[.kvs[]?.mod_revision | tonumber] | max'; }
 
-put $V "$(vipval $V 198.51.100.1 198.51.100.2 198.51.100.3)" || nok "seed the desired state"
-REV0=$(erev)
+REV0=$(put $V "$(vipval $V 198.51.100.1 198.51.100.2 198.51.100.3)") || nok "seed the desired state"
 
 FLEET="fleet_etcd $EP
 fleet_prefix $PFX"
@@ -174,6 +178,9 @@ check "status text: fleet line with node, connected and the revision" \
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$TDIR/m1"
 check "metrics: maglevd_fleet_revision $REV0, maglevd_fleet_connected 1" \
 	bash -c "grep -qx 'maglevd_fleet_revision $REV0' $TDIR/m1 && grep -qx 'maglevd_fleet_connected 1' $TDIR/m1"
+check "every maglevd_fleet_ series docs/prometheus-rules.yml uses is exported" \
+	bash -c "names=\$(grep -o 'maglevd_fleet_[a-z_]*' $ROOT/docs/prometheus-rules.yml | sort -u); [ -n \"\$names\" ] &&
+		 for n in \$names; do grep -q \"^\$n[ {]\" $TDIR/m1 || exit 1; done"
 check "the state file records the revision" jq1 ".fleet_revision == $REV0" "$STATE"
 
 out=$(pktio --dst 192.0.2.10 --dport 5000 --sports "$(seq -s, 40000 40009)" --count 3)
@@ -183,46 +190,47 @@ check "balancer 1 forwards the VIP from etcd (30 sent, 30 seen encapsulated)" \
 # --- maglevctl changes go to etcd, through the local maglevd -------------------------
 c2() { ctl -s "$TDIR/b2.sock" "$@"; }
 c3() { ctl -s "$TDIR/b3.sock" "$@"; }
-R=$(erev)
+# crev SOCKET ARGS...: maglevctl -j ARGS on SOCKET; echoes the revision it made.
+crev() { ctl -s "$1" -j "${@:2}" | jq -r .revision; }
 out=$(c2 -j vip add $V2)
-check "vip add on balancer 2 answers with the etcd revision it made ($((R + 1)))" \
-	jq1 ".ok and .revision == $((R + 1))" <(echo "$out")
-R=$((R + 1))
+R=$(echo "$out" | jq -r .revision)
+check "vip add on balancer 2 answers with the etcd revision it made ($R)" \
+	jq1 ".ok and .revision == $R and .revision > $REV0" <(echo "$out")
 check "... and balancer 2 holds it when it answers" [ "$(st 2 | jq .fleet.revision)" -ge $R ]
 check "... the key holds the VIP's requests" \
 	jq1 '.[0].cmd == "vip.add" and .[0].vip == "192.0.2.11:80/tcp"' <(ectl get --print-value-only "${PFX}vips/$V2")
 check "... all three applied revision $R" wait_agree "$R"
-c3 backend add $V2 198.51.100.7 --weight 3 && ctl backend set $V 198.51.100.3 --drain
-R=$((R + 2))
+crev "$TDIR/b3.sock" backend add $V2 198.51.100.7 --weight 3 >/dev/null
+R=$(crev "$SOCK" backend set $V 198.51.100.3 --drain)
 check "backend add on 3 and backend set --drain on 1: revision $R on all three" wait_agree "$R"
 check "... balancer 2 sees the drain and the weight" \
 	bash -c "$MAGLEVCTL -s $TDIR/b2.sock -j backend list $V | jq -e '.backends[] | select(.backend == \"198.51.100.3\") | .drain' >/dev/null &&
 		 $MAGLEVCTL -s $TDIR/b2.sock -j backend list $V2 | jq -e '.backends[0].weight == 3' >/dev/null"
-check "--expect-revision $R (current): the change is written" c2 --expect-revision $R backend set $V 198.51.100.3 --undrain
-R=$((R + 1))
+R2=$(crev "$TDIR/b2.sock" --expect-revision $R backend set $V 198.51.100.3 --undrain)
+check "--expect-revision $R (current): the change is written (revision $R2)" [ "${R2:-0}" -gt "$R" ]
+R=$R2
 wait_agree "$R" >/dev/null
 before=$(snapshot)
 msg=$(c3 --expect-revision $((R - 1)) backend del $V 198.51.100.1 2>&1)
 rc=$?
-stale_refused() { [ $rc = 1 ] && echo "$msg" | grep -q "changed after the expected revision (it is at $R now): nothing written"; }
+stale_refused() { [ $rc = 1 ] && echo "$msg" | grep -q "changed after the expected revision (it is at [0-9]* now): nothing written"; }
 check "--expect-revision of an older revision: refused (exit 1), naming the revision now" stale_refused
-unchanged() { [ "$(erev)" = "$R" ] && [ "$(snapshot)" = "$before" ]; }
+unchanged() { [ "$(vrev)" = "$R" ] && [ "$(snapshot)" = "$before" ]; }
 check "... nothing written to etcd, nothing changed on balancer 1" unchanged
 msg=$(c2 backend add $V 198.51.100.9 --weight 99999 2>&1)
 has_weight() { echo "$msg" | grep -q weight; }
 check "an invalid change is refused locally, before etcd ($msg)" has_weight
 check "... nothing written, nothing changed" unchanged
 ctl save >"$TDIR/fleet.save"
-c3 vip del $V2 && R=$((R + 1)) && wait_agree "$R" >/dev/null
-check "restore on balancer 3 of balancer 1's save: one txn (one revision), all three agree" \
-	bash -c "$MAGLEVCTL -s $TDIR/b3.sock restore $TDIR/fleet.save"
-R=$((R + 1))
+R=$(crev "$TDIR/b3.sock" vip del $V2) && wait_agree "$R" >/dev/null
+R2=$(crev "$TDIR/b3.sock" restore "$TDIR/fleet.save")
+check "restore on balancer 3 of balancer 1's save: one txn (one revision, $R2)" [ "${R2:-0}" -gt "$R" ]
+R=$R2
 two_vips() { wait_agree "$R" && [ "$(st 1 | jq .vips)" = 2 ]; }
 check "... revision $R on all three, with $V2 back" two_vips
 
 # --- 100 changes: time to fleet agreement -------------------------------------------
-put $V2 "$(vipval $V2 198.51.100.7)"
-R=$(erev)
+R=$(put $V2 "$(vipval $V2 198.51.100.7)")
 check "a VIP written once with etcdctl reaches all three as revision $R" wait_agree "$R"
 # What the figures below include: etcdctl's own start and etcd's fsync.
 t0=$(date +%s%N)
@@ -236,8 +244,7 @@ t_all0=$(date +%s%N)
 for i in $(seq 100); do
 	w=$((i % 7 + 1))
 	t0=$(date +%s%3N)
-	put $V "$(vipval $V 198.51.100.1:$w 198.51.100.2 198.51.100.3)"
-	R=$((R + 1))
+	R=$(put $V "$(vipval $V 198.51.100.1:$w 198.51.100.2 198.51.100.3)")
 	wait_agree "$R" 5 || break
 	lat+=($((LAST_APPLIED - t0)))
 done
@@ -260,8 +267,8 @@ for i in $(seq 50); do
 done
 t0=$(date +%s%N)
 etx curl -sf -K "$TDIR/puts.cfg" >"$TDIR/puts.out" || nok "50 puts through the gateway"
-R=$((R + 50))
 t1=$(date +%s%N)
+R=$(jq -rs '.[-1].header.revision' "$TDIR/puts.out")
 wait_agree "$R" 20
 check "50 back-to-back changes: all three end on the last revision" agree "$R"
 el=$((LAST_APPLIED - t0 / 1000000))
@@ -269,8 +276,7 @@ diag "50 back-to-back changes written in $(((t1 - t0) / 1000000)) ms, applied by
 
 # --- a desired state the daemons refuse changes nothing ----------------------------
 before=$(st 1 | jq -r .vips_digest)
-put $V2 '[{"cmd":"vip.add","vip":"192.0.2.11:80/tcp"},{"cmd":"backend.add","vip":"192.0.2.11:80/tcp","backend":"198.51.100.7","weight":99999999}]'
-BAD=$(erev)
+BAD=$(put $V2 '[{"cmd":"vip.add","vip":"192.0.2.11:80/tcp"},{"cmd":"backend.add","vip":"192.0.2.11:80/tcp","backend":"198.51.100.7","weight":99999999}]')
 refused() { jq1 ".fleet.refused == 1 and .fleet.refused_revision == $BAD and (.fleet.refused_error | test(\"weight\"))" <(st "$1"); }
 wait_refused() {
 	local end=$((SECONDS + 5))
@@ -290,8 +296,7 @@ check "status text says REFUSED" bash -c "$MAGLEVCTL status | grep -q '^fleet: R
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$TDIR/m1"
 check "metrics: maglevd_fleet_revisions_total{result=\"refused\"} 1" \
 	grep -qx 'maglevd_fleet_revisions_total{result="refused"} 1' "$TDIR/m1"
-put $V2 "$(vipval $V2 198.51.100.7 198.51.100.8)"
-R=$(erev)
+R=$(put $V2 "$(vipval $V2 198.51.100.7 198.51.100.8)")
 check "the next valid revision $R is applied by all three" wait_agree "$R"
 
 # --- etcd stopped: forwarding and state go on -----------------------------------------
@@ -321,15 +326,91 @@ check "balancer 2 restarted without etcd: its 2 VIPs, revision $R and digest kep
 # --- etcd back: all resync ----------------------------------------------------------
 start_etcd || nok "etcd restarts"
 check "etcd back: all three reconnect on revision $R" wait_agree "$R" 10
-put $V2 "$(vipval $V2 198.51.100.7)"
-R=$(erev)
+R=$(put $V2 "$(vipval $V2 198.51.100.7)")
 check "a change after the outage reaches all three as revision $R" wait_agree "$R"
 check "... balancer 2 (restarted) holds 1 backend on $V2" \
 	[ "$(ctl -s "$TDIR/b2.sock" -j backend list $V2 | jq '.backends | length')" = 1 ]
-ectl del "${PFX}vips/$V2" >/dev/null
-R=$(erev)
+R=$(ectl del -w json "${PFX}vips/$V2" | jq -r .header.revision)
 check "a deleted key deletes its VIP on all three (revision $R)" wait_agree "$R"
 check "... balancer 3 holds only $V" [ "$(st 3 | jq .vips)" = 1 ]
+# --- fleet status: every live balancer, under a lease ------------------------------
+# nodes_are NAMES: fleet status on balancer 1 lists exactly these balancers.
+nodes_are() { [ "$(ctl -j fleet status | jq -r '[.nodes[].node] | sort | join(" ")')" = "$1" ]; }
+wait_nodes() {
+	local end=$((SECONDS + ${2:-10}))
+	while [ $SECONDS -le $end ]; do
+		nodes_are "$1" && return 0
+		sleep 0.2
+	done
+	diag "fleet status: $(ctl -j fleet status)"
+	return 1
+}
+fleet_ok() { ctl fleet status >"$TDIR/fs.txt"; }
+check "fleet status lists the three balancers" wait_nodes "b1 b2 b3"
+agree_fs() {
+	local end=$((SECONDS + 10))
+	while [ $SECONDS -le $end ]; do
+		ctl -j fleet status | jq -e ".agree and ([.nodes[].revision] | unique == [$R])" >/dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
+check "... all on revision $R, agreeing" agree_fs
+check "... exit 0, text: 3 balancers, agree, one line each" \
+	bash -c "$MAGLEVCTL fleet status >$TDIR/fs.txt && grep -q '^3 balancers, agree\$' $TDIR/fs.txt && [ \$(grep -c '^b[123] ' $TDIR/fs.txt) = 3 ]"
+fp1=$(ctl -j status | jq -r .seed_fingerprint)
+check "... each node's status has its per-VIP digests and version" \
+	jq1 "[.nodes[] | (.digests | length == 1) and (.version | length > 0) and .seed_fingerprint == \"$fp1\"] | all" <(ctl -j fleet status)
+
+# A balancer with another seed: flagged by fleet status and the digests.
+conf_b 3 "seed fedcba9876543210fedcba9876543210"
+stop_b 3
+start_b 3 || nok "balancer 3 restarts with another seed"
+other_seed() {
+	local end=$((SECONDS + 10)) fs
+	while [ $SECONDS -le $end ]; do
+		fs=$(ctl -j fleet status)
+		echo "$fs" | jq -e ".agree == false and ([.nodes[] | select(.node == \"b3\") | .seed_fingerprint != \"$fp1\"] == [true])" >/dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
+check "balancer 3 with another seed: fleet status shows its fingerprint, DISAGREE" other_seed
+check "... its tables digest differs from balancer 1's" \
+	[ "$(st 3 | jq -r .vips_digest)" != "$(st 1 | jq -r .vips_digest)" ]
+ctl fleet status --settle 60 >/dev/null
+check "... fleet status --settle 60 exits 0 (disagreeing for less than the settle time)" [ $? = 0 ]
+sleep 1.2
+ctl fleet status --settle 1 >"$TDIR/fs.txt"
+rc=$?
+check "... fleet status --settle 1, a second later: exit 1, DISAGREE for N s" \
+	bash -c "[ $rc = 1 ] && grep -q '^3 balancers, DISAGREE for [0-9.]* s\$' $TDIR/fs.txt"
+conf_b 3
+stop_b 3
+start_b 3 || nok "balancer 3 restarts with the fleet's seed"
+check "with the fleet's seed again: all agree" agree_fs
+
+# A balancer killed: its status expires (lease), the others are unaffected.
+kill -9 "$B3_PID" 2>/dev/null
+wait "$B3_PID" 2>/dev/null
+B3_PID=
+check "balancer 3 killed: its status expires within the lease (5 s)" wait_nodes "b1 b2" 10
+check "... the two left agree, fleet status exits 0" bash -c "$MAGLEVCTL fleet status --settle 0 >/dev/null"
+out=$(pktio --dst 192.0.2.10 --dport 5000 --sports "$(seq -s, 40200 40209)" --count 3)
+check "... balancer 1 forwards (30 sent, 30 seen encapsulated)" \
+	[ "$(echo "$out" | jq '.sent == 30 and .seen == 30')" = true ]
+R=$(crev "$TDIR/b2.sock" backend set $V 198.51.100.2 --weight 2)
+two_agree() { [ "$(st 1 | jq .fleet.revision)" = "$R" ] && [ "$(st 2 | jq -r .vips_digest)" = "$(st 1 | jq -r .vips_digest)" ]; }
+wait_two() {
+	local end=$((SECONDS + 10))
+	while [ $SECONDS -le $end ]; do
+		two_agree && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "... a change still reaches balancers 1 and 2 (revision $R)" wait_two
+
 check "maglevd logged no error but the refusal" \
 	bash -c "! grep -h 'error\|ERR' $DLOG $TDIR/b2.log $TDIR/b3.log | grep -v 'refused' | grep -q ."
 t_done

@@ -35,7 +35,8 @@ expect() {
 
 check "complete -F _maglevctl maglevctl is registered" \
 	bash -c "[ \"\$(. '$ROOT/userspace/maglevctl/completion.bash'; complete -p maglevctl)\" = 'complete -F _maglevctl maglevctl' ]"
-expect "objects" "$C " "announce backend health help lookup reload restore save stats status table vip"
+expect "objects" "$C " "announce backend fleet health help lookup reload restore save stats status table vip"
+expect "fleet status options" "$C fleet status -" "--help --settle"
 expect "announce values" "$C announce " "off on"
 expect "an object from its prefix" "$C b" "backend"
 expect "vip commands" "$C vip " "add del list set show"

@@ -53,7 +53,7 @@ _maglevctl() {
 	--check) cands="tcp http none" ;;
 	--placement) cands="maglev ring rendezvous" ;;
 	--gue-port | --check-port | --check-path | --check-status | --check-interval | \
-		--check-timeout | --rise | --fall | --weight | --vnodes | --expect-revision) ;;
+		--check-timeout | --rise | --fall | --weight | --vnodes | --expect-revision | --settle) ;;
 	*)
 		local obj=${args[0]:-} verb=${args[1]:-} n=${#args[@]}
 		if [[ $cur == -* ]]; then
@@ -66,10 +66,11 @@ _maglevctl() {
 			stats*) cands="-w --watch --help" ;;
 			table*) cands="--dump --help" ;;
 			restore*) cands="--no-flush --dry-run --allow-empty --help" ;;
+			"fleet status") cands="--settle --help" ;;
 			*) cands="--help" ;;
 			esac
 		elif ((n == 0)); then
-			cands="vip backend stats health table lookup save restore status reload announce help"
+			cands="vip backend stats health table lookup save restore status reload announce fleet help"
 		else
 			case "$obj" in
 			vip)
@@ -93,6 +94,7 @@ _maglevctl() {
 				;;
 			restore) files=true ;;
 			announce) ((n == 1)) && cands="on off" ;;
+			fleet) ((n == 1)) && cands="status" ;;
 			esac
 		fi
 		;;

@@ -70,6 +70,8 @@ void print_announce(const struct ctl_opts *o, json_object *resp);
 /* save / restore (saverestore.c). */
 int cmd_save(const struct ctl_opts *o, int argc, char **argv);
 int cmd_restore(const struct ctl_opts *o, int argc, char **argv);
+/* fleet status (fleet.c). */
+int cmd_fleet(const struct ctl_opts *o, int argc, char **argv);
 
 /* Small helpers shared by the files. */
 const char *jstr(json_object *o, const char *key);

@@ -309,6 +309,8 @@ static int dispatch(const struct ctl_opts *o, int argc, char **argv)
 		return cmd_save(o, argc - 1, argv + 1);
 	if (!strcmp(object, "restore"))
 		return cmd_restore(o, argc - 1, argv + 1);
+	if (!strcmp(object, "fleet"))
+		return cmd_fleet(o, argc - 1, argv + 1);
 	if (is_help(object)) {
 		help_main(stdout);
 		return EXIT_OK;

@@ -389,6 +389,77 @@ int etcd_txn(struct etcd_client *c, const char *body, int64_t *rev, bool *succee
 	return 0;
 }
 
+int etcd_lease_grant(struct etcd_client *c, int64_t ttl_s, int64_t *id, char *err, size_t errlen)
+{
+	char body[64];
+	json_object *root;
+
+	snprintf(body, sizeof(body), "{\"TTL\":%lld}", (long long)ttl_s);
+	root = post(c, "/v3/lease/grant", body, err, errlen);
+	if (!root)
+		return -1;
+	*id = jint64(root, "ID");
+	if (!*id)
+		gw_error(root, "lease grant", err, errlen);
+	json_object_put(root);
+	return *id ? 0 : -1;
+}
+
+int etcd_lease_keepalive(struct etcd_client *c, int64_t id, int64_t *ttl, char *err, size_t errlen)
+{
+	char body[64];
+	json_object *root, *res;
+
+	/* A stream in gRPC; one request in the body gets one answer. */
+	snprintf(body, sizeof(body), "{\"ID\":%lld}", (long long)id);
+	root = post(c, "/v3/lease/keepalive", body, err, errlen);
+	if (!root)
+		return -1;
+	if (!json_object_object_get_ex(root, "result", &res)) {
+		gw_error(root, "lease keepalive", err, errlen);
+		json_object_put(root);
+		return -1;
+	}
+	*ttl = jint64(res, "TTL");
+	json_object_put(root);
+	return 0;
+}
+
+void etcd_lease_revoke(struct etcd_client *c, int64_t id)
+{
+	char body[64], err[200];
+
+	snprintf(body, sizeof(body), "{\"ID\":%lld}", (long long)id);
+	json_object_put(post(c, "/v3/lease/revoke", body, err, sizeof(err)));
+}
+
+int etcd_put(struct etcd_client *c, const char *key, const char *value, int64_t lease, char *err,
+	     size_t errlen)
+{
+	json_object *req = json_object_new_object(), *root;
+	char *k = etcd_b64(key, strlen(key)), *v = etcd_b64(value, strlen(value));
+	int r = -1;
+
+	if (k && v) {
+		json_object_object_add(req, "key", json_object_new_string(k));
+		json_object_object_add(req, "value", json_object_new_string(v));
+		if (lease)
+			json_object_object_add(req, "lease", json_object_new_int64(lease));
+		root = post(c, "/v3/kv/put", json_object_to_json_string(req), err, errlen);
+		if (root && json_object_object_get_ex(root, "header", NULL))
+			r = 0;
+		else if (root)
+			gw_error(root, "put", err, errlen);
+		json_object_put(root);
+	} else {
+		snprintf(err, errlen, "out of memory");
+	}
+	free(k);
+	free(v);
+	json_object_put(req);
+	return r;
+}
+
 struct watch_ctx {
 	struct buf b;
 	int (*cb)(const struct etcd_watch_msg *m, void *arg);

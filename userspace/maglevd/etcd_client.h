@@ -63,6 +63,14 @@ int etcd_watch_prefix(struct etcd_client *c, const char *prefix, int64_t start_r
  */
 int etcd_txn(struct etcd_client *c, const char *body, int64_t *rev, bool *succeeded, char *err,
 	     size_t errlen);
+/* Leases (/v3/lease/grant, keepalive, revoke): *id, *ttl (0: expired). */
+int etcd_lease_grant(struct etcd_client *c, int64_t ttl_s, int64_t *id, char *err, size_t errlen);
+int etcd_lease_keepalive(struct etcd_client *c, int64_t id, int64_t *ttl, char *err, size_t errlen);
+void etcd_lease_revoke(struct etcd_client *c, int64_t id);
+/* Put key = value (attached to lease if non-zero). */
+int etcd_put(struct etcd_client *c, const char *key, const char *value, int64_t lease, char *err,
+	     size_t errlen);
+
 /* The members of a range over every key starting with prefix ("key", "range_end"). */
 int etcd_add_prefix(json_object *o, const char *prefix);
 

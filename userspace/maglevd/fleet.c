@@ -12,9 +12,11 @@
 
 #include "etcd_client.h"
 #include "fleet.h"
+#include "drift.h"
 #include "log.h"
 #include "state.h"
 #include "stream.h"
+#include "version.h"
 
 /* A maglevctl change on its way to etcd, then waiting to be applied here. */
 struct wjob {
@@ -26,12 +28,20 @@ struct wjob {
 	struct wjob *next;
 };
 
+/* Each balancer's status key lives this long without a keepalive. */
+#define FLEET_LEASE_TTL_S 5
+#define FLEET_PUBLISH_MS  1000
+
 /* How long a maglevctl change may wait for etcd and the apply. */
 #define FLEET_WRITE_TIMEOUT_MS 10000
 
 /* The desired state as etcd held it at one revision: key -> value. */
 struct snapshot {
 	int64_t rev;
+	/* From a full read, whose revision is the store's (the balancers'
+	 * status keys move it too): what changes nothing keeps the one applied.
+	 */
+	bool reread;
 	size_t n, cap;
 	char **keys, **vals;
 };
@@ -54,6 +64,17 @@ static struct {
 	struct wjob *todo, *done;
 	struct etcd_client *wclient;
 	pthread_t wthread;
+	/* Status publishing: the loop sets status, the publisher thread puts it
+	 * under a lease and reads every balancer's into nodes.
+	 */
+	char *status;	    /* this balancer's, JSON */
+	json_object *nodes; /* every live balancer's, by the last read */
+	bool nodes_agree;
+	uint64_t disagree_since_ms; /* 0: they agree */
+	char nodes_error[400];
+	struct etcd_client *pclient;
+	pthread_t pthread;
+	char nodes_prefix[160];
 	/* The loop's own. */
 	struct wjob *waiting; /* committed, not applied here yet */
 	struct ev_source src;
@@ -146,6 +167,7 @@ static struct snapshot *snap_copy(const struct snapshot *s)
 	if (!c)
 		return NULL;
 	c->rev = s->rev;
+	c->reread = s->reread;
 	for (i = 0; i < s->n; i++) {
 		char *k = strdup(s->keys[i]), *v = strdup(s->vals[i]);
 
@@ -234,6 +256,7 @@ static int on_watch(const struct etcd_watch_msg *m, void *arg)
 	}
 	/* The revision of the change itself, the same on every balancer. */
 	F.map.rev = rev ? rev : m->revision;
+	F.map.reread = false;
 	post_map();
 	return 0;
 }
@@ -255,6 +278,7 @@ static void *fleet_thread(void *arg)
 	(void)arg;
 	while (!atomic_load(&F.stop)) {
 		struct etcd_kv *kvs;
+		bool map_changed;
 		size_t n, i;
 		int64_t rev;
 		int r;
@@ -272,18 +296,41 @@ static void *fleet_thread(void *arg)
 		if (last[0])
 			log_info("fleet: etcd %s reached again", etcd_client_endpoint(F.client));
 		last[0] = '\0';
+		/* Whether the content differs from what was applied before. */
+		map_changed = n != F.map.n;
+		for (i = 0; i < n && !map_changed; i++) {
+			size_t j;
+
+			for (j = 0; j < F.map.n && strcmp(F.map.keys[j], kvs[i].key); j++)
+				;
+			map_changed = j == F.map.n || strcmp(F.map.vals[j], kvs[i].value);
+		}
 		snap_clear(&F.map);
 		for (i = 0; i < n; i++) {
 			char *k = kvs[i].key, *v = kvs[i].value;
 
-			kvs[i].key = kvs[i].value = NULL;
+			kvs[i].key = NULL;
+			kvs[i].value = NULL;
 			if (snap_set(&F.map, k, v)) {
 				log_err("fleet: out of memory");
 				break;
 			}
 		}
+		/* The revision of the content, not of the store, which the
+		 * balancers' status puts move too: the newest key's, unless a
+		 * delete came after it (then only the store's is newer). The
+		 * loop keeps the applied one if the content is what it holds.
+		 */
+		{
+			int64_t maxmod = 0, prev = F.map.rev;
+
+			for (i = 0; i < n; i++)
+				if (kvs[i].mod_revision > maxmod)
+					maxmod = kvs[i].mod_revision;
+			F.map.rev = maxmod > prev ? maxmod : map_changed ? rev : prev;
+			F.map.reread = true;
+		}
 		etcd_kvs_free(kvs, n);
-		F.map.rev = rev;
 		post_map();
 		r = etcd_watch_prefix(F.client, F.prefix, rev + 1, on_watch, NULL, err,
 				      sizeof(err));
@@ -326,6 +373,172 @@ static void *writer_thread(void *arg)
 	}
 	pthread_mutex_unlock(&F.lock);
 	return NULL;
+}
+
+/* Agreement of the balancers' statuses: one revision, digest and fingerprint. */
+static bool nodes_agree(json_object *nodes)
+{
+	const char *keys[] = {"revision", "vips_digest", "seed_fingerprint"};
+	size_t i, k, n = json_object_array_length(nodes);
+
+	for (i = 1; i < n; i++)
+		for (k = 0; k < 3; k++) {
+			json_object *a = json_object_object_get(json_object_array_get_idx(nodes, 0),
+								keys[k]),
+				    *b = json_object_object_get(json_object_array_get_idx(nodes, i),
+								keys[k]);
+
+			if (!a || !b ||
+			    strcmp(json_object_get_string(a), json_object_get_string(b)))
+				return false;
+		}
+	return true;
+}
+
+/* Every balancer's status key, as an array of their JSON. */
+static json_object *read_nodes(char *err, size_t errlen)
+{
+	struct etcd_kv *kvs;
+	json_object *arr;
+	int64_t rev;
+	size_t n, i;
+
+	if (etcd_range_prefix(F.pclient, F.nodes_prefix, &kvs, &n, &rev, err, errlen))
+		return NULL;
+	arr = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		json_object *o = json_tokener_parse(kvs[i].value);
+
+		if (o && json_object_is_type(o, json_type_object))
+			json_object_array_add(arr, o);
+		else
+			json_object_put(o);
+	}
+	etcd_kvs_free(kvs, n);
+	return arr;
+}
+
+static void *publisher_thread(void *arg)
+{
+	char key[400], err[400], *published = NULL;
+	int64_t lease = 0, ttl;
+
+	(void)arg;
+	snprintf(key, sizeof(key), "%s%s", F.nodes_prefix, (const char *)arg);
+	while (!atomic_load(&F.stop)) {
+		json_object *nodes;
+		char *text = NULL;
+
+		pthread_mutex_lock(&F.lock);
+		if (F.status)
+			text = strdup(F.status);
+		pthread_mutex_unlock(&F.lock);
+		err[0] = '\0';
+		if (!lease &&
+		    etcd_lease_grant(F.pclient, FLEET_LEASE_TTL_S, &lease, err, sizeof(err))) {
+			lease = 0;
+		} else if (text && (!published || strcmp(text, published))) {
+			if (etcd_put(F.pclient, key, text, lease, err, sizeof(err))) {
+				lease = 0; /* expired, or etcd lost: start again */
+			} else {
+				free(published);
+				published = text;
+				text = NULL;
+			}
+		} else if (etcd_lease_keepalive(F.pclient, lease, &ttl, err, sizeof(err)) || !ttl) {
+			lease = 0;
+			free(published);
+			published = NULL;
+		}
+		if (!lease) {
+			free(published);
+			published = NULL;
+		}
+		free(text);
+		nodes = read_nodes(err[0] ? err + strlen(err) : err,
+				   sizeof(err) - (err[0] ? strlen(err) : 0));
+		pthread_mutex_lock(&F.lock);
+		if (nodes) {
+			json_object_put(F.nodes);
+			F.nodes = nodes;
+			F.nodes_agree = nodes_agree(nodes);
+			if (F.nodes_agree)
+				F.disagree_since_ms = 0;
+			else if (!F.disagree_since_ms)
+				F.disagree_since_ms = mono_ms();
+		}
+		snprintf(F.nodes_error, sizeof(F.nodes_error), "%s", err);
+		pthread_mutex_unlock(&F.lock);
+		/* Sooner while the status waits to be published. */
+		pause_ms(lease && published ? FLEET_PUBLISH_MS : 200);
+	}
+	if (lease)
+		etcd_lease_revoke(F.pclient, lease); /* a clean stop: gone at once */
+	free(published);
+	return NULL;
+}
+
+/* This balancer's status as its key holds it; set on the loop, published by the thread. */
+void fleet_tick(struct daemon *d)
+{
+	json_object *o, *dg;
+	char hex[DRIFT_HEX_LEN], name[CTL_ADDR_STRLEN + 8];
+	const char *t;
+	uint32_t i;
+
+	static uint64_t last;
+	uint64_t now = mono_ms();
+
+	/* Twice a second is soon enough for a status that lives 5 s. */
+	if (!fleet_enabled(d) || (last && now - last < 500))
+		return;
+	last = now;
+	o = json_object_new_object();
+	dg = json_object_new_object();
+	json_object_object_add(o, "node", json_object_new_string(d->cfg.fleet_node));
+	json_object_object_add(o, "version", json_object_new_string(MAGLEV_VERSION));
+	json_object_object_add(o, "revision", json_object_new_uint64(d->reg->fleet_rev));
+	drift_hex(drift_vips_digest(d->reg), hex);
+	json_object_object_add(o, "vips_digest", json_object_new_string(hex));
+	drift_hex(drift_seed_fingerprint(&d->cfg.seed), hex);
+	json_object_object_add(o, "seed_fingerprint", json_object_new_string(hex));
+	json_object_object_add(o, "connected", json_object_new_boolean(F.loop_connected));
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *v = d->reg->vips[i];
+
+		if (!v)
+			continue;
+		ctl_format_vip(&v->key, name, sizeof(name));
+		drift_hex(v->digest, hex);
+		json_object_object_add(dg, name, json_object_new_string(hex));
+	}
+	json_object_object_add(o, "digests", dg);
+	t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	pthread_mutex_lock(&F.lock);
+	if (!F.status || strcmp(F.status, t)) {
+		free(F.status);
+		F.status = strdup(t);
+	}
+	pthread_mutex_unlock(&F.lock);
+	json_object_put(o);
+}
+
+json_object *fleet_nodes_json(struct daemon *d)
+{
+	json_object *o = json_object_new_object();
+
+	pthread_mutex_lock(&F.lock);
+	json_object_object_add(o, "nodes",
+			       F.nodes ? json_object_get(F.nodes) : json_object_new_array());
+	json_object_object_add(o, "agree", json_object_new_boolean(F.nodes && F.nodes_agree));
+	json_object_object_add(
+		o, "disagree_ms",
+		json_object_new_uint64(F.disagree_since_ms ? mono_ms() - F.disagree_since_ms : 0));
+	if (F.nodes_error[0])
+		json_object_object_add(o, "error", json_object_new_string(F.nodes_error));
+	pthread_mutex_unlock(&F.lock);
+	json_object_object_add(o, "node", json_object_new_string(d->cfg.fleet_node));
+	return o;
 }
 
 /* A VIP as its key's value: its vip.add, then a backend.add per backend. */
@@ -605,8 +818,14 @@ static void apply(struct daemon *d, struct snapshot *s)
 	for (i = 0; i < s->n && !r; i++)
 		r = add_vip(reqs, s->keys[i], s->vals[i], err, sizeof(err));
 	if (!r)
-		r = ctl_apply_desired(d, reqs, (uint64_t)s->rev, err, sizeof(err));
+		r = ctl_apply_desired(d, reqs, (uint64_t)s->rev, s->reread, err, sizeof(err));
 	json_object_put(reqs);
+	if (r > 0) {
+		log_debug("fleet: revision %" PRId64 " holds what revision %" PRIu64
+			  " applied: kept",
+			  s->rev, d->reg->fleet_rev);
+		return;
+	}
 	if (r) {
 		F.refused_total++;
 		F.refused_rev = s->rev;
@@ -659,9 +878,13 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 	snprintf(F.loop_error, sizeof(F.loop_error), "not connected yet");
 	F.client = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	F.wclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
+	F.pclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
+	snprintf(F.nodes_prefix, sizeof(F.nodes_prefix), "%s" FLEET_NODES, d->cfg.fleet_prefix);
+	F.map.rev = (int64_t)d->reg->fleet_rev;
+	fleet_tick(d);
 	F.src.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	F.src.cb = on_wake;
-	if (!F.client || !F.wclient || F.src.fd < 0 || ev_add(d, &F.src, EPOLLIN)) {
+	if (!F.client || !F.wclient || !F.pclient || F.src.fd < 0 || ev_add(d, &F.src, EPOLLIN)) {
 		snprintf(err, errlen, "fleet: cannot set up the etcd client: %s", strerror(errno));
 		return -1;
 	}
@@ -673,6 +896,16 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 		atomic_store(&F.stop, true);
 		pthread_join(F.thread, NULL);
 		snprintf(err, errlen, "fleet: cannot start the etcd writer thread");
+		return -1;
+	}
+	if (pthread_create(&F.pthread, NULL, publisher_thread, d->cfg.fleet_node)) {
+		atomic_store(&F.stop, true);
+		pthread_mutex_lock(&F.lock);
+		pthread_cond_broadcast(&F.wcond);
+		pthread_mutex_unlock(&F.lock);
+		pthread_join(F.thread, NULL);
+		pthread_join(F.wthread, NULL);
+		snprintf(err, errlen, "fleet: cannot start the etcd status thread");
 		return -1;
 	}
 	F.running = true;
@@ -691,6 +924,7 @@ void fleet_stop(struct daemon *d)
 	pthread_mutex_unlock(&F.lock);
 	pthread_join(F.thread, NULL);
 	pthread_join(F.wthread, NULL);
+	pthread_join(F.pthread, NULL);
 	F.running = false;
 	ev_del(d, &F.src);
 	close(F.src.fd);
@@ -699,6 +933,9 @@ void fleet_stop(struct daemon *d)
 	snap_clear(&F.map);
 	etcd_client_free(F.client);
 	etcd_client_free(F.wclient);
+	etcd_client_free(F.pclient);
+	json_object_put(F.nodes);
+	free(F.status);
 }
 
 json_object *fleet_json(struct daemon *d)

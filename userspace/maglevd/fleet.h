@@ -20,11 +20,17 @@
 #include "daemon.h"
 
 #define FLEET_VIPS "vips/"
+/* PREFIX nodes/NODE: each balancer's status, under a lease (gone when it is). */
+#define FLEET_NODES "nodes/"
 
 bool fleet_enabled(const struct daemon *d);
 /* Start the etcd thread (nothing when fleet_etcd is unset). */
 int fleet_start(struct daemon *d, char *err, size_t errlen);
 void fleet_stop(struct daemon *d);
+/* Refresh this balancer's published status (every tick; rate-limited). */
+void fleet_tick(struct daemon *d);
+/* Every live balancer's status and whether they agree (maglevctl fleet status). */
+json_object *fleet_nodes_json(struct daemon *d);
 /* The "fleet" member of status. */
 json_object *fleet_json(struct daemon *d);
 void fleet_metrics(struct daemon *d, FILE *f);
@@ -44,8 +50,11 @@ int fleet_write(struct daemon *d, const struct registry *next, int64_t expect_re
 /*
  * Apply a whole desired state (requests.c): reqs, an array of vip.add and
  * backend.add requests, replaces every VIP in one transaction recorded as
- * revision rev. 0, or -1 with err saying why (nothing changed).
+ * revision rev. keep_same: if that holds what is live already, change
+ * nothing, not even the revision (1). 0, or -1 with err saying why
+ * (nothing changed).
  */
-int ctl_apply_desired(struct daemon *d, json_object *reqs, uint64_t rev, char *err, size_t errlen);
+int ctl_apply_desired(struct daemon *d, json_object *reqs, uint64_t rev, bool keep_same, char *err,
+		      size_t errlen);
 
 #endif /* MAGLEVD_FLEET_H */

@@ -397,6 +397,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	health_tick(d);
 	announce_tick(d);
 	slowpath_tick(d);
+	fleet_tick(d);
 	if (now - last_sample >= 1000) {
 		last_sample = now;
 		metrics_sample(d);

@@ -1144,6 +1144,25 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 	return o;
 }
 
+/* Every live balancer of the fleet (maglevctl fleet status). */
+static json_object *do_fleet_status(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {NULL};
+	json_object *o, *n;
+
+	if (check_keys(req, keys, e))
+		return NULL;
+	if (!fleet_enabled(d)) {
+		fail(e, "not in fleet mode (fleet_etcd is not set in maglevd's config)");
+		return NULL;
+	}
+	o = ok_reply();
+	n = fleet_nodes_json(d);
+	json_object_object_foreach(n, k, v) json_object_object_add(o, k, json_object_get(v));
+	json_object_put(n);
+	return o;
+}
+
 /* Reload the config file and answer with the result (systemctl reload). */
 static json_object *do_reload(struct daemon *d, json_object *req, struct req_err *e)
 {
@@ -1210,11 +1229,41 @@ static const struct {
 	{"lookup", do_lookup, NULL},
 	{"dump", do_dump, NULL},
 	{"status", do_status, NULL},
+	{"fleet.status", do_fleet_status, NULL},
 	{"reload", do_reload, always_a_change},
 	{"announce", do_announce, sets_state},
 };
 
-int ctl_apply_desired(struct daemon *d, json_object *reqs, uint64_t rev, char *err, size_t errlen)
+/* Whether a and b hold the same VIPs with the same settings and backends. */
+static bool same_config(const struct registry *a, const struct registry *b)
+{
+	uint32_t i;
+
+	if (a->nvips != b->nvips || a->nbackends != b->nbackends)
+		return false;
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *v = a->vips[i], *w;
+		json_object *x, *y;
+		bool same;
+
+		if (!v)
+			continue;
+		w = registry_find_vip(b, &v->key);
+		if (!w)
+			return false;
+		x = state_vip_json(v, false);
+		y = state_vip_json(w, false);
+		same = !strcmp(json_object_to_json_string(x), json_object_to_json_string(y));
+		json_object_put(x);
+		json_object_put(y);
+		if (!same)
+			return false;
+	}
+	return true;
+}
+
+int ctl_apply_desired(struct daemon *d, json_object *reqs, uint64_t rev, bool keep_same, char *err,
+		      size_t errlen)
 {
 	json_object *flush = json_object_new_object(), *batch = json_object_new_object(),
 		    *list = json_object_new_array();
@@ -1237,6 +1286,11 @@ int ctl_apply_desired(struct daemon *d, json_object *reqs, uint64_t rev, char *e
 	    registry_check_placements(next, e.msg, sizeof(e.msg))) {
 		snprintf(err, errlen, "%s", e.msg);
 		registry_free(next);
+		goto out;
+	}
+	if (keep_same && d->reg->fleet_rev && same_config(d->reg, next)) {
+		registry_free(next);
+		r = 1;
 		goto out;
 	}
 	next->fleet_rev = rev;
