@@ -930,6 +930,19 @@ void fleet_stop(struct daemon *d)
 	close(F.src.fd);
 	snap_free(F.pending);
 	F.pending = NULL;
+	/* Changes still on their way: their clients are gone with the sockets. */
+	{
+		struct wjob *lists[] = {F.todo, F.done, F.waiting}, *j;
+		size_t i;
+
+		for (i = 0; i < 3; i++)
+			while ((j = lists[i])) {
+				lists[i] = j->next;
+				free(j->body);
+				free(j);
+			}
+		F.todo = F.done = F.waiting = NULL;
+	}
 	snap_clear(&F.map);
 	etcd_client_free(F.client);
 	etcd_client_free(F.wclient);
