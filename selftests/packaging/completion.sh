@@ -35,7 +35,8 @@ expect() {
 
 check "complete -F _maglevctl maglevctl is registered" \
 	bash -c "[ \"\$(. '$ROOT/userspace/maglevctl/completion.bash'; complete -p maglevctl)\" = 'complete -F _maglevctl maglevctl' ]"
-expect "objects" "$C " "announce backend health help lookup reload restore save stats status table vip"
+expect "objects" "$C " "announce backend fleet health help lookup reload restore save stats status table vip"
+expect "fleet status options" "$C fleet status -" "--help --settle"
 expect "announce values" "$C announce " "off on"
 expect "an object from its prefix" "$C b" "backend"
 expect "vip commands" "$C vip " "add del list set show"
@@ -43,7 +44,7 @@ expect "vip set options" "$C vip set 192.0.2.10:80/tcp --" \
 	"--check --check-interval --check-path --check-port --check-status --check-timeout --encap --fall --gue-port --help --placement --rise --vnodes"
 expect "--placement values" "$C vip set 192.0.2.10:80/tcp --placement " "maglev rendezvous ring"
 expect "backend command from its prefix" "$C -j backend s" "set"
-expect "global options" "$C -" "--help --json --socket --version -V -h -j -s"
+expect "global options" "$C -" "--expect-revision --help --json --socket --version -V -h -j -s"
 expect "vip add options" "$C vip add 192.0.2.10:80/tcp --check-p" "--check-path --check-port"
 expect "--encap values" "$C vip add 192.0.2.10:80/tcp --encap " "gue ipip"
 expect "--check values" "$C vip add 192.0.2.10:80/tcp --check " "http none tcp"

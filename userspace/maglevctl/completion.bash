@@ -39,6 +39,8 @@ _maglevctl() {
 			[[ -n ${words[i]:-} ]] && _mc_cmd+=(-s "${words[i]}")
 			;;
 		--socket=*) _mc_cmd+=(-s "${w#--socket=}") ;;
+		--expect-revision) ((i++)) ;;
+		--expect-revision=*) ;;
 		*) args+=("$w") ;;
 		esac
 	done
@@ -51,12 +53,12 @@ _maglevctl() {
 	--check) cands="tcp http none" ;;
 	--placement) cands="maglev ring rendezvous" ;;
 	--gue-port | --check-port | --check-path | --check-status | --check-interval | \
-		--check-timeout | --rise | --fall | --weight | --vnodes) ;;
+		--check-timeout | --rise | --fall | --weight | --vnodes | --expect-revision | --settle) ;;
 	*)
 		local obj=${args[0]:-} verb=${args[1]:-} n=${#args[@]}
 		if [[ $cur == -* ]]; then
 			case "$obj $verb" in
-			" ") cands="-j --json -s --socket -V --version -h --help" ;;
+			" ") cands="-j --json -s --socket --expect-revision -V --version -h --help" ;;
 			"vip add") cands="--encap --gue-port --port-any --placement --vnodes $checks --help" ;;
 			"vip set") cands="--encap --gue-port --placement --vnodes $checks --help" ;;
 			"backend add") cands="--weight --drain --start-down --help" ;;
@@ -64,10 +66,11 @@ _maglevctl() {
 			stats*) cands="-w --watch --help" ;;
 			table*) cands="--dump --help" ;;
 			restore*) cands="--no-flush --dry-run --allow-empty --help" ;;
+			"fleet status") cands="--settle --help" ;;
 			*) cands="--help" ;;
 			esac
 		elif ((n == 0)); then
-			cands="vip backend stats health table lookup save restore status reload announce help"
+			cands="vip backend stats health table lookup save restore status reload announce fleet help"
 		else
 			case "$obj" in
 			vip)
@@ -91,6 +94,7 @@ _maglevctl() {
 				;;
 			restore) files=true ;;
 			announce) ((n == 1)) && cands="on off" ;;
+			fleet) ((n == 1)) && cands="status" ;;
 			esac
 		fi
 		;;

@@ -5,7 +5,7 @@
 
 void help_main(FILE *f)
 {
-	fputs("Usage: maglevctl [-j] [-s SOCKET] OBJECT COMMAND [ARGS...]\n"
+	fputs("Usage: maglevctl [-j] [-s SOCKET] [--expect-revision N] OBJECT COMMAND [ARGS...]\n"
 	      "       maglevctl OBJECT [COMMAND] --help\n"
 	      "\n"
 	      "Objects and commands:\n"
@@ -30,6 +30,8 @@ void help_main(FILE *f)
 	      "  status                  daemon version and status\n"
 	      "  reload                  re-read maglevd's config file; exit 1 if refused\n"
 	      "  announce [on|off]       announced VIPs and why; off: maintenance (all out)\n"
+	      "  fleet status [--settle S]  every live balancer of the fleet, whether they agree\n"
+	      "                          (exit 1: disagreeing longer than S seconds, default 10)\n"
 	      "\n"
 	      "VIP:     192.0.2.10:80/tcp  [2001:db8::10]:443/tcp  192.0.2.10:53/udp\n"
 	      "         192.0.2.10:*/tcp (all ports; also --port-any)\n"
@@ -39,6 +41,8 @@ void help_main(FILE *f)
 	      "  -j, --json          JSON output\n"
 	      "  -s, --socket PATH   control socket (default $MAGLEV_SOCKET, else\n"
 	      "                      /run/maglev/maglevd.sock)\n"
+	      "  --expect-revision N fleet mode: change etcd's desired state only if nothing\n"
+	      "                      under the prefix changed after revision N\n"
 	      "  -V, --version       print maglevctl's version and exit\n"
 	      "  -h, --help          this help\n"
 	      "\n"
@@ -154,6 +158,14 @@ static const struct {
 	 "failed), each VIP's announce state, and for comparing balancers the tables\n"
 	 "digest (all VIPs) and the seed fingerprint (identifies the seed, does not\n"
 	 "reveal it).\n"},
+	{"fleet", NULL,
+	 "Usage: maglevctl fleet status [--settle SECONDS]\n"
+	 "Fleet mode (fleet_etcd): every live balancer as each publishes its status in\n"
+	 "etcd under a lease (PREFIX nodes/NODE, gone a few seconds after it dies):\n"
+	 "node, applied revision, tables digest, seed fingerprint, etcd connection and\n"
+	 "version, and whether they agree (same revision, digest and fingerprint).\n"
+	 "Exit 1 when they have disagreed for longer than SECONDS (default 10: a change\n"
+	 "lands on the balancers one after the other), or no status could be read.\n"},
 	{"reload", NULL,
 	 "Usage: maglevctl reload\n"
 	 "Have maglevd re-read its configuration file (as SIGHUP does) and wait for the\n"

@@ -20,7 +20,11 @@ enum { EXIT_OK = 0, EXIT_REJECTED = 1, EXIT_USAGE = 2, EXIT_NO_DAEMON = 3, EXIT_
 struct ctl_opts {
 	bool json;
 	const char *socket;
+	int64_t expect_rev; /* --expect-revision (fleet mode); -1: not given */
 };
+
+/* The expect_revision member of a change request, when given. */
+void add_expect(const struct ctl_opts *o, json_object *req);
 
 /* Result of turning argv into a request. */
 struct build_err {
@@ -66,6 +70,8 @@ void print_announce(const struct ctl_opts *o, json_object *resp);
 /* save / restore (saverestore.c). */
 int cmd_save(const struct ctl_opts *o, int argc, char **argv);
 int cmd_restore(const struct ctl_opts *o, int argc, char **argv);
+/* fleet status (fleet.c). */
+int cmd_fleet(const struct ctl_opts *o, int argc, char **argv);
 
 /* Small helpers shared by the files. */
 const char *jstr(json_object *o, const char *key);

@@ -78,12 +78,20 @@ int call_failed(const struct ctl_opts *o, const char *err, bool sent)
 	return EXIT_UNKNOWN;
 }
 
+void add_expect(const struct ctl_opts *o, json_object *req)
+{
+	if (o->expect_rev >= 0)
+		json_object_object_add(req, "expect_revision",
+				       json_object_new_int64(o->expect_rev));
+}
+
 json_object *call(const struct ctl_opts *o, json_object *req, int *rc)
 {
 	json_object *resp = NULL;
 	char err[300];
 	bool sent;
 
+	add_expect(o, req);
 	if (ctl_call_ex(ctl_socket_path(o->socket), req, &resp, &sent, err, sizeof(err))) {
 		json_object_put(req);
 		*rc = call_failed(o, err, sent);
@@ -301,6 +309,8 @@ static int dispatch(const struct ctl_opts *o, int argc, char **argv)
 		return cmd_save(o, argc - 1, argv + 1);
 	if (!strcmp(object, "restore"))
 		return cmd_restore(o, argc - 1, argv + 1);
+	if (!strcmp(object, "fleet"))
+		return cmd_fleet(o, argc - 1, argv + 1);
 	if (is_help(object)) {
 		help_main(stdout);
 		return EXIT_OK;
@@ -310,7 +320,7 @@ static int dispatch(const struct ctl_opts *o, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct ctl_opts o = {0};
+	struct ctl_opts o = {.expect_rev = -1};
 	int i = 1;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -337,6 +347,21 @@ int main(int argc, char **argv)
 			o.socket = argv[i];
 		} else if (!strncmp(a, "--socket=", 9)) {
 			o.socket = a + 9;
+		} else if (!strcmp(a, "--expect-revision") ||
+			   !strncmp(a, "--expect-revision=", 18)) {
+			const char *v = a[17] == '=' ? a + 18 : (++i < argc ? argv[i] : NULL);
+			char *end;
+			long long n;
+
+			if (!v)
+				return usage_error("--expect-revision needs a revision", NULL,
+						   NULL);
+			errno = 0;
+			n = strtoll(v, &end, 10);
+			if (errno || *end || end == v || n < 0)
+				return usage_error("--expect-revision: not a revision (0 or more)",
+						   NULL, NULL);
+			o.expect_rev = n;
 		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
 			printf("maglevctl %s\n", MAGLEV_VERSION);
 			return EXIT_OK;

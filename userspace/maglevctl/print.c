@@ -320,6 +320,29 @@ static void print_status_detail(json_object *resp)
 		printf("last reload: %s, FAILED: %s\n", jstr(rl, "time"), s_or(rl, "error", "?"));
 }
 
+/* The "fleet" member of status: where the desired state comes from. */
+static void print_fleet(json_object *resp)
+{
+	json_object *f = NULL;
+
+	json_object_object_get_ex(resp, "fleet", &f);
+	if (!jbool(f, "enabled")) {
+		printf("fleet: off (local state file)\n");
+		return;
+	}
+	printf("fleet: node %s, etcd %s, prefix %s: %s%s%s\n", s_or(f, "node", "?"),
+	       s_or(f, "etcd", "?"), s_or(f, "prefix", "?"),
+	       jbool(f, "connected") ? "connected" : "DISCONNECTED",
+	       jbool(f, "connected") ? "" : ": ",
+	       jbool(f, "connected") ? "" : s_or(f, "error", "?"));
+	printf("fleet: applied revision %" PRId64 ", %" PRId64 " revisions applied, %" PRId64
+	       " refused\n",
+	       jint(f, "revision"), jint(f, "applied"), jint(f, "refused"));
+	if (jstr(f, "refused_error"))
+		printf("fleet: REFUSED revision %" PRId64 ": %s\n", jint(f, "refused_revision"),
+		       jstr(f, "refused_error"));
+}
+
 /* The "announce" member of status and announce answers. */
 void print_announce(const struct ctl_opts *o, json_object *resp)
 {
@@ -365,6 +388,7 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 	printf("health checks that could not be made (unknown, no verdict): %" PRId64 "\n",
 	       jint(resp, "health_checks_unknown"));
 	print_announce(o, resp);
+	print_fleet(resp);
 }
 
 void print_reload(const struct ctl_opts *o, json_object *resp)

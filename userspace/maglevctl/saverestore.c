@@ -451,6 +451,8 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 	json_object_object_add(batch, "requests", json_object_get(list));
 	if (dry_run)
 		json_object_object_add(batch, "dry_run", json_object_new_boolean(1));
+	else
+		add_expect(o, batch);
 	{
 		char err[300];
 		const char *e;

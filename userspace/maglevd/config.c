@@ -49,6 +49,32 @@ void config_defaults(struct maglevd_config *cfg)
 	cfg->announce_protocol = 250;
 	cfg->announce_min_backends = 1;
 	cfg->announce_stop_grace_ms = 5000;
+	strcpy(cfg->fleet_prefix, "/maglev/");
+	if (gethostname(cfg->fleet_node, sizeof(cfg->fleet_node)))
+		strcpy(cfg->fleet_node, "maglevd");
+	cfg->fleet_node[sizeof(cfg->fleet_node) - 1] = '\0';
+}
+
+/* fleet_etcd: http:// or https:// URLs, comma-separated, no spaces. */
+static int check_endpoints(const char *v, char *e, size_t elen)
+{
+	const char *p = v;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (!n || (strncmp(p, "http://", 7) && strncmp(p, "https://", 8)) ||
+		    memchr(p, ' ', n)) {
+			snprintf(e, elen,
+				 "want comma-separated http:// or https:// URLs, got '%.*s'",
+				 (int)(n > 80 ? 80 : n), p);
+			return -1;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
 }
 
 const char *hc_type_name(enum hc_type t)
@@ -353,6 +379,52 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 			goto too_long;
 		}
 	}
+	else if (!strcmp(key, "fleet_etcd"))
+	{
+		if (check_endpoints(val, e, sizeof(e)))
+			goto bad_value;
+		if (set_string(cfg->fleet_etcd, sizeof(cfg->fleet_etcd), val))
+			goto too_long;
+	}
+	else if (!strcmp(key, "fleet_prefix"))
+	{
+		size_t n = strlen(val);
+
+		if (val[0] != '/' || val[n - 1] != '/' || strpbrk(val, " \"")) {
+			snprintf(e, sizeof(e), "want a key prefix starting and ending with '/'");
+			goto bad_value;
+		}
+		if (set_string(cfg->fleet_prefix, sizeof(cfg->fleet_prefix), val))
+			goto too_long;
+	}
+	else if (!strcmp(key, "fleet_node"))
+	{
+		size_t i;
+
+		for (i = 0; val[i]; i++)
+			if (!isalnum((unsigned char)val[i]) && !strchr("-_.", val[i]))
+				break;
+		if (val[i]) {
+			snprintf(e, sizeof(e), "want letters, digits, '-', '_' or '.'");
+			goto bad_value;
+		}
+		if (set_string(cfg->fleet_node, sizeof(cfg->fleet_node), val))
+			goto too_long;
+	}
+	else if (!strcmp(key, "fleet_etcd_ca") || !strcmp(key, "fleet_etcd_cert") ||
+		 !strcmp(key, "fleet_etcd_key"))
+	{
+		char *dst = !strcmp(key, "fleet_etcd_ca")     ? cfg->fleet_ca
+			    : !strcmp(key, "fleet_etcd_cert") ? cfg->fleet_cert
+							      : cfg->fleet_key;
+
+		if (val[0] != '/') {
+			snprintf(e, sizeof(e), "want an absolute path");
+			goto bad_value;
+		}
+		if (set_string(dst, CFG_PATH_MAX, val))
+			goto too_long;
+	}
 	else if (!strcmp(key, "state_file"))
 	{
 		if (val[0] != '/') {
@@ -467,6 +539,10 @@ int config_parse(const char *text, size_t len, struct maglevd_config *cfg, char 
 	}
 	if (hc_params_check(&cfg->hc, e, sizeof(e))) {
 		snprintf(err, errlen, "%s", e);
+		return -EINVAL;
+	}
+	if (!cfg->fleet_cert[0] != !cfg->fleet_key[0]) {
+		snprintf(err, errlen, "fleet_etcd_cert and fleet_etcd_key go together: give both");
 		return -EINVAL;
 	}
 	return 0;

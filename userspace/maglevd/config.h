@@ -67,6 +67,12 @@ struct maglevd_config {
 	uint32_t announce_protocol;
 	uint32_t announce_min_backends;
 	uint32_t announce_stop_grace_ms;
+	/* Fleet mode (fleet.h): desired state in etcd; fleet_etcd "": off. */
+	char fleet_etcd[512];	     /* comma-separated endpoint URLs */
+	char fleet_prefix[128];	     /* key prefix, ends in '/' */
+	char fleet_node[64];	     /* this balancer's name in the fleet */
+	char fleet_ca[CFG_PATH_MAX]; /* TLS: CA bundle to verify etcd with */
+	char fleet_cert[CFG_PATH_MAX], fleet_key[CFG_PATH_MAX]; /* TLS client certificate */
 };
 
 void config_defaults(struct maglevd_config *cfg);

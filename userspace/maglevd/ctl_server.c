@@ -47,6 +47,11 @@ static void ctl_answer(struct daemon *d, int fd, const char *in, size_t len, cha
 		peer.pid = cred.pid;
 	}
 	resp = ctl_handle_peer(d, &peer, in, len);
+	if (!resp) {
+		/* Deferred (a fleet write): answered by stream_answer_id(). */
+		*out = NULL;
+		return;
+	}
 	const char *text = json_object_to_json_string_ext(
 		resp, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	size_t n = strlen(text);

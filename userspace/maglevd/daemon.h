@@ -73,7 +73,9 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen);
 
 /* Control requests (requests.c): one JSON request line in, one answer out. */
 json_object *ctl_handle(struct daemon *d, const char *line, size_t len);
-/* The same, from a known client: an accepted change is logged with it (audit.h). */
+/* The same, from a known client: an accepted change is logged with it (audit.h).
+ * NULL: the answer is deferred (a change going to etcd in fleet mode, fleet.h).
+ */
 struct ctl_peer;
 json_object *ctl_handle_peer(struct daemon *d, const struct ctl_peer *peer, const char *line,
 			     size_t len);

@@ -23,6 +23,7 @@
 #include "bpffs.h"
 #include "daemon.h"
 #include "flow_count.h"
+#include "fleet.h"
 #include "log.h"
 #include "slowpath.h"
 #include "state.h"
@@ -239,6 +240,24 @@ static int rebuild_all_tables(struct daemon *d, char *err, size_t errlen)
 	return daemon_commit(d, next, err, errlen);
 }
 
+/* The fleet_* keys, bound at start (the etcd thread holds them). */
+static bool fleet_changed(const struct maglevd_config *a, const struct maglevd_config *b)
+{
+	return strcmp(a->fleet_etcd, b->fleet_etcd) || strcmp(a->fleet_prefix, b->fleet_prefix) ||
+	       strcmp(a->fleet_node, b->fleet_node) || strcmp(a->fleet_ca, b->fleet_ca) ||
+	       strcmp(a->fleet_cert, b->fleet_cert) || strcmp(a->fleet_key, b->fleet_key);
+}
+
+static void fleet_keep(struct maglevd_config *nc, const struct maglevd_config *cur)
+{
+	strcpy(nc->fleet_etcd, cur->fleet_etcd);
+	strcpy(nc->fleet_prefix, cur->fleet_prefix);
+	strcpy(nc->fleet_node, cur->fleet_node);
+	strcpy(nc->fleet_ca, cur->fleet_ca);
+	strcpy(nc->fleet_cert, cur->fleet_cert);
+	strcpy(nc->fleet_key, cur->fleet_key);
+}
+
 int daemon_reload(struct daemon *d, char *err, size_t errlen)
 {
 	struct maglev_config mc, old_mc;
@@ -254,10 +273,13 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	if (strcmp(nc.state_file, d->cfg.state_file) || strcmp(nc.pin_dir, d->cfg.pin_dir) ||
 	    strcmp(nc.control_socket, d->cfg.control_socket) ||
 	    nc.conn_table_size != d->cfg.conn_table_size || nc.xdp_generic != d->cfg.xdp_generic ||
-	    nc.tcp_closed_ms != d->cfg.tcp_closed_ms) {
+	    nc.tcp_closed_ms != d->cfg.tcp_closed_ms || fleet_changed(&nc, &d->cfg)) {
 		log_warn("reload: state_file, pin_dir, control_socket, conn_table_size, "
 			 "tcp_closed_timeout_ms and xdp_mode take effect on restart only; keeping "
 			 "the running values");
+		if (fleet_changed(&nc, &d->cfg))
+			log_warn("reload: the fleet_* keys take effect on restart only; keeping "
+				 "the running values");
 		if (strcmp(nc.state_file, d->cfg.state_file))
 			log_warn("reload: state_file changed: move %s to %s before restarting "
 				 "(maglevd does not start without it while VIPs are live)",
@@ -268,6 +290,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 		nc.conn_table_size = d->cfg.conn_table_size;
 		nc.xdp_generic = d->cfg.xdp_generic;
 		nc.tcp_closed_ms = d->cfg.tcp_closed_ms;
+		fleet_keep(&nc, &d->cfg);
 	}
 	/* A start with nc would refuse the state file of these VIPs. */
 	if (state_check_config(d->reg, &nc, e2, sizeof(e2))) {
@@ -374,6 +397,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	health_tick(d);
 	announce_tick(d);
 	slowpath_tick(d);
+	fleet_tick(d);
 	if (now - last_sample >= 1000) {
 		last_sample = now;
 		metrics_sample(d);
@@ -554,6 +578,10 @@ int main(int argc, char **argv)
 		log_err("%s", err);
 		goto fail_metrics;
 	}
+	if (fleet_start(&d, err, sizeof(err))) {
+		log_err("%s", err);
+		goto fail_metrics;
+	}
 	slowpath_tick(&d);
 	if (flow_count_start(&d))
 		log_warn("cannot start counting the connection table: no flows per backend");
@@ -580,6 +608,7 @@ int main(int argc, char **argv)
 		stream_reap();
 	}
 	sd_notify(0, "STOPPING=1");
+	fleet_stop(&d);
 	stream_close_all(&d);
 	metrics_stop(&d);
 	metrics_scrape_join(&d);

@@ -9,6 +9,7 @@
 #include "drift.h"
 #include "flow_count.h"
 #include "hc_encap.h"
+#include "fleet.h"
 #include "metrics_snap.h"
 #include "slowpath.h"
 #include "slowpath_nl.h"
@@ -81,6 +82,7 @@ static void render_tail(struct daemon *d, FILE *f)
 		(unsigned long long)d->reloads);
 	fprintf(f, "maglevd_config_reloads_total{result=\"fail\"} %llu\n",
 		(unsigned long long)d->reload_failures);
+	fleet_metrics(d, f);
 	head(f, "maglevd_slowpath_in_sync", "gauge",
 	     "1 if the slow-path kernel module is loaded and mirrors the datapath.");
 	fprintf(f, "maglevd_slowpath_in_sync %d\n", slowpath_in_sync());

@@ -119,6 +119,7 @@ struct registry *registry_clone(const struct registry *r)
 	n->next_idx = r->next_idx;
 	n->nvips = r->nvips;
 	n->nbackends = r->nbackends;
+	n->fleet_rev = r->fleet_rev;
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		if (!r->vips[i])
 			continue;

@@ -132,6 +132,10 @@ struct registry {
 	 * frees.
 	 */
 	int refs;
+	/* fleet mode (fleet.h): the etcd revision this state was applied from,
+	 * kept in the state file so a restart without etcd knows it; 0: none.
+	 */
+	uint64_t fleet_rev;
 };
 
 struct registry_ctx {

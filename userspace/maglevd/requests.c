@@ -17,6 +17,7 @@
 #include "daemon.h"
 #include "drift.h"
 #include "flow_count.h"
+#include "fleet.h"
 #include "log.h"
 #include "maglev_hash.h"
 #include "maglev_table.h"
@@ -32,6 +33,7 @@
 
 struct req_err {
 	char msg[300];
+	bool deferred; /* no answer yet: fleet.c gives it */
 };
 
 static int fail(struct req_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1138,6 +1140,26 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 	json_object_object_add(o, "health_checks_unknown",
 			       json_object_new_uint64(health_unknown_total()));
 	json_object_object_add(o, "announce", announce_json(d));
+	json_object_object_add(o, "fleet", fleet_json(d));
+	return o;
+}
+
+/* Every live balancer of the fleet (maglevctl fleet status). */
+static json_object *do_fleet_status(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {NULL};
+	json_object *o, *n;
+
+	if (check_keys(req, keys, e))
+		return NULL;
+	if (!fleet_enabled(d)) {
+		fail(e, "not in fleet mode (fleet_etcd is not set in maglevd's config)");
+		return NULL;
+	}
+	o = ok_reply();
+	n = fleet_nodes_json(d);
+	json_object_object_foreach(n, k, v) json_object_object_add(o, k, json_object_get(v));
+	json_object_put(n);
 	return o;
 }
 
@@ -1207,15 +1229,83 @@ static const struct {
 	{"lookup", do_lookup, NULL},
 	{"dump", do_dump, NULL},
 	{"status", do_status, NULL},
+	{"fleet.status", do_fleet_status, NULL},
 	{"reload", do_reload, always_a_change},
 	{"announce", do_announce, sets_state},
 };
+
+/* Whether a and b hold the same VIPs with the same settings and backends. */
+static bool same_config(const struct registry *a, const struct registry *b)
+{
+	uint32_t i;
+
+	if (a->nvips != b->nvips || a->nbackends != b->nbackends)
+		return false;
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *v = a->vips[i], *w;
+		json_object *x, *y;
+		bool same;
+
+		if (!v)
+			continue;
+		w = registry_find_vip(b, &v->key);
+		if (!w)
+			return false;
+		x = state_vip_json(v, false);
+		y = state_vip_json(w, false);
+		same = !strcmp(json_object_to_json_string(x), json_object_to_json_string(y));
+		json_object_put(x);
+		json_object_put(y);
+		if (!same)
+			return false;
+	}
+	return true;
+}
+
+int ctl_apply_desired(struct daemon *d, json_object *reqs, uint64_t rev, bool keep_same, char *err,
+		      size_t errlen)
+{
+	json_object *flush = json_object_new_object(), *batch = json_object_new_object(),
+		    *list = json_object_new_array();
+	struct registry *next = registry_clone(d->reg);
+	struct req_err e = {"", false};
+	size_t i, n = json_object_array_length(reqs);
+	int r = -1;
+
+	json_object_object_add(flush, "cmd", json_object_new_string("flush"));
+	json_object_array_add(list, flush);
+	for (i = 0; i < n; i++)
+		json_object_array_add(list, json_object_get(json_object_array_get_idx(reqs, i)));
+	json_object_object_add(batch, "requests", list);
+	if (!next) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	/* The restore path: flush, then every VIP, validated whole on a clone. */
+	if (apply_mutation(d, next, "batch", batch, &e) ||
+	    registry_check_placements(next, e.msg, sizeof(e.msg))) {
+		snprintf(err, errlen, "%s", e.msg);
+		registry_free(next);
+		goto out;
+	}
+	if (keep_same && d->reg->fleet_rev && same_config(d->reg, next)) {
+		registry_free(next);
+		r = 1;
+		goto out;
+	}
+	next->fleet_rev = rev;
+	r = daemon_commit(d, next, err, errlen);
+out:
+	json_object_put(batch);
+	return r;
+}
 
 static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_object *req,
 			   struct req_err *e)
 {
 	struct registry *next;
 	const char *cmd = req_cmd(req);
+	int64_t expect = -1;
 	size_t i;
 
 	if (!cmd) {
@@ -1235,6 +1325,20 @@ static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_o
 	if (strcmp(cmd, "batch") && !find_mutation(cmd)) {
 		fail(e, "unknown command '%.40s'", cmd);
 		return NULL;
+	}
+	/* In fleet mode a change goes to etcd (fleet_write below), optionally
+	 * only if etcd's desired state is still at the revision the operator saw.
+	 */
+	if (json_object_object_get_ex(req, "expect_revision", NULL)) {
+		bool has;
+
+		if (!fleet_enabled(d)) {
+			fail(e, "expect_revision: only in fleet mode (fleet_etcd is not set)");
+			return NULL;
+		}
+		if (get_int(req, "expect_revision", 0, INT64_MAX - 1, &expect, &has, e))
+			return NULL;
+		json_object_object_del(req, "expect_revision");
 	}
 	next = registry_clone(d->reg);
 	if (!next) {
@@ -1263,6 +1367,20 @@ static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_o
 			return o;
 		}
 	}
+	if (fleet_enabled(d)) {
+		/* Applied here when the watch brings the revision back. */
+		int r = fleet_write(d, next, expect, e->msg, sizeof(e->msg));
+
+		registry_free(next);
+		if (r < 0)
+			return NULL;
+		audit_accepted(peer, cmd, req);
+		if (!r)
+			e->deferred = true; /* fleet.c answers */
+		if (!r)
+			return NULL;
+		return ok_reply();
+	}
 	if (daemon_commit(d, next, e->msg, sizeof(e->msg)))
 		return NULL;
 	audit_accepted(peer, cmd, req);
@@ -1278,7 +1396,7 @@ json_object *ctl_handle_peer(struct daemon *d, const struct ctl_peer *peer, cons
 			     size_t len)
 {
 	json_tokener *tok = json_tokener_new();
-	struct req_err e = {""};
+	struct req_err e = {"", false};
 	json_object *req, *resp;
 
 	d->ctl_requests++;
@@ -1311,6 +1429,8 @@ json_object *ctl_handle_peer(struct daemon *d, const struct ctl_peer *peer, cons
 	json_tokener_free(tok);
 	resp = handle(d, peer, req, &e);
 	json_object_put(req);
+	if (!resp && e.deferred)
+		return NULL;
 	if (!resp) {
 		d->ctl_rejected++;
 		log_debug("rejected request: %s", e.msg);

@@ -104,6 +104,9 @@ char *state_render(const struct registry *r, size_t *len)
 		if (r->vips[i])
 			json_object_array_add(vips, state_vip_json(r->vips[i], true));
 	json_object_object_add(root, "vips", vips);
+	if (r->fleet_rev)
+		json_object_object_add(root, "fleet_revision",
+				       json_object_new_uint64(r->fleet_rev));
 	text = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 								   JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(root);
@@ -438,6 +441,10 @@ int state_parse(const char *text, size_t len, const struct registry_ctx *ctx, st
 	r = registry_new();
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
+		goto bad;
+	}
+	if (get_uint(root, "fleet_revision", false, INT64_MAX, &r->fleet_rev, e, sizeof(e))) {
+		snprintf(err, errlen, "%s", e);
 		goto bad;
 	}
 	n = json_object_array_length(vips);

@@ -239,6 +239,11 @@ int stream_start(struct daemon *d, int fd, const char *terminator, size_t in_max
 	s->handler = handler;
 	s->deadline_ms = mono_ms() + timeout_ms;
 	s->pool = pool;
+	{
+		static uint64_t next_id;
+
+		s->id = ++next_id;
+	}
 	if (pool)
 		pool->n++;
 	s->next = streams;
@@ -262,6 +267,36 @@ void stream_defer(struct daemon *d, uint32_t timeout_ms)
 	s->deadline_ms = mono_ms() + timeout_ms;
 	/* Not watched meanwhile: its request is read, nothing more is wanted. */
 	ev_del(d, &s->src);
+}
+
+uint64_t stream_defer_id(struct daemon *d, uint32_t timeout_ms)
+{
+	struct stream *s = handling;
+
+	if (!s)
+		return 0;
+	stream_defer(d, timeout_ms);
+	return s->id;
+}
+
+void stream_answer_id(struct daemon *d, uint64_t id, char *out, size_t len)
+{
+	struct stream *s;
+
+	for (s = streams; s; s = s->next) {
+		if (s->id != id || !s->deferred || s->dead)
+			continue;
+		s->deferred = false;
+		out_release(s);
+		s->out = out;
+		s->out_len = len;
+		s->out_off = 0;
+		/* Not from the stream's own event: a failure must not free it now. */
+		if (ev_add(d, &s->src, EPOLLOUT))
+			stream_kill(d, s);
+		return;
+	}
+	free(out);
 }
 
 void stream_answer_deferred(struct daemon *d, struct stream_pool *pool, char *out, size_t len)

@@ -49,6 +49,7 @@ struct stream {
 	bool dead;		   /* closed; freed by stream_reap() after the current events */
 	bool deferred;		   /* request read, answer to come: stream_answer_deferred() */
 	struct shared_out *shared; /* out belongs to several clients */
+	uint64_t id;		   /* unique: names a deferred client safely */
 	struct stream *prev, *next;
 };
 
@@ -62,6 +63,13 @@ int stream_start(struct daemon *d, int fd, const char *terminator, size_t in_max
  * Deferred clients count as being answered (a full pool keeps them).
  */
 void stream_defer(struct daemon *d, uint32_t timeout_ms);
+/*
+ * The same, for an answer of this client's own: its id (0 outside a
+ * handler) for stream_answer_id(), which answers it with out[0..len)
+ * (malloc'ed, taken over) if it is still there, and frees out if not.
+ */
+uint64_t stream_defer_id(struct daemon *d, uint32_t timeout_ms);
+void stream_answer_id(struct daemon *d, uint64_t id, char *out, size_t len);
 /*
  * Answer every deferred client of pool with out[0..len) (malloc'ed, taken
  * over): one buffer for all of them, not a copy each (a scrape of 65,535
