@@ -138,6 +138,7 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 		{"check-timeout", OPT_INT, "check_timeout_ms", false},
 		{"rise", OPT_INT, "check_rise", false},
 		{"fall", OPT_INT, "check_fall", false},
+		{"on-fail", OPT_STR, "check_on_fail", false},
 		{"placement", OPT_STR, "placement", false},
 		{"vnodes", OPT_INT, "vnodes", false},
 		{NULL, 0, NULL, false},

@@ -44,11 +44,12 @@ _maglevctl() {
 	done
 
 	local cands="" files=false
-	local checks="--check --check-port --check-path --check-status --check-interval --check-timeout --rise --fall"
+	local checks="--check --check-port --check-path --check-status --check-interval --check-timeout --rise --fall --on-fail"
 	case $prev in
 	-s | --socket) files=true ;;
 	--encap) cands="ipip gue" ;;
 	--check) cands="tcp http none" ;;
+	--on-fail) cands="repick drain" ;;
 	--placement) cands="maglev ring rendezvous" ;;
 	--gue-port | --check-port | --check-path | --check-status | --check-interval | \
 		--check-timeout | --rise | --fall | --weight | --vnodes) ;;

@@ -49,6 +49,8 @@ static void check_desc(json_object *chk, char *buf, size_t len)
 			 s_or(chk, "path", "/"), jint(chk, "status"));
 	else
 		snprintf(buf, len, "tcp:%" PRId64, jint(chk, "port"));
+	if (!strcmp(s_or(chk, "on_fail", "repick"), "drain"))
+		snprintf(buf + strlen(buf), len - strlen(buf), ",on-fail=drain");
 }
 
 void print_vip_list(const struct ctl_opts *o, json_object *resp)

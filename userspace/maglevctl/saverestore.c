@@ -43,6 +43,8 @@ static void print_check(FILE *f, json_object *chk)
 		return;
 	if (jstr(chk, "type"))
 		fprintf(f, " --check %s", jstr(chk, "type"));
+	if (jstr(chk, "on_fail"))
+		fprintf(f, " --on-fail %s", jstr(chk, "on_fail"));
 	if (jstr(chk, "path"))
 		fprintf(f, " --check-path %s", jstr(chk, "path"));
 	for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)

@@ -75,6 +75,22 @@ int hc_type_parse(const char *s, enum hc_type *t)
 	return 0;
 }
 
+const char *hc_on_fail_name(enum hc_on_fail f)
+{
+	return f == HC_ON_FAIL_DRAIN ? "drain" : "repick";
+}
+
+int hc_on_fail_parse(const char *s, enum hc_on_fail *f)
+{
+	if (!strcmp(s, "repick"))
+		*f = HC_ON_FAIL_REPICK;
+	else if (!strcmp(s, "drain"))
+		*f = HC_ON_FAIL_DRAIN;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 /* The path goes into the request line as is: '/' then visible ASCII only. */
 static bool http_path_ok(const char *path)
 {
@@ -312,6 +328,13 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 	U("health_rise", cfg->hc.rise, 1, 100)
 	U("health_fall", cfg->hc.fall, 1, 100)
 	U("health_http_status", cfg->hc.status, 100, 599)
+	else if (!strcmp(key, "health_on_fail"))
+	{
+		if (hc_on_fail_parse(val, &cfg->hc.on_fail)) {
+			snprintf(e, sizeof(e), "want repick or drain");
+			goto bad_value;
+		}
+	}
 	else if (!strcmp(key, "health_via_encap"))
 	{
 		if (strcmp(val, "yes") && strcmp(val, "no")) {

@@ -21,6 +21,12 @@
 
 enum hc_type { HC_NONE = 0, HC_TCP = 1, HC_HTTP = 2 };
 
+/* What a backend that fails its checks keeps: nothing (its established
+ * flows are re-picked, the IPVS/Katran default) or its established flows
+ * (drained: no new flows).
+ */
+enum hc_on_fail { HC_ON_FAIL_REPICK = 0, HC_ON_FAIL_DRAIN = 1 };
+
 /* Health-check settings: config defaults, overridable per VIP. */
 struct hc_params {
 	enum hc_type type;
@@ -31,6 +37,7 @@ struct hc_params {
 	uint32_t timeout_ms;
 	uint32_t rise;
 	uint32_t fall;
+	enum hc_on_fail on_fail;
 };
 
 struct maglevd_config {
@@ -79,6 +86,8 @@ bool config_has_iface(const struct maglevd_config *cfg, const char *name);
 
 const char *hc_type_name(enum hc_type t);
 int hc_type_parse(const char *s, enum hc_type *t);
+const char *hc_on_fail_name(enum hc_on_fail f);
+int hc_on_fail_parse(const char *s, enum hc_on_fail *f);
 /* Check a health-check parameter set for consistency. */
 int hc_params_check(const struct hc_params *p, char *err, size_t errlen);
 

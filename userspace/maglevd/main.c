@@ -244,7 +244,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	struct maglev_config mc, old_mc;
 	struct maglevd_config nc;
 	char e[512], e2[256];
-	bool reseed, regroup;
+	bool reseed, regroup, refail;
 	int i, r;
 
 	sd_notify(0, "RELOADING=1");
@@ -313,6 +313,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	slowpath_config(&mc);
 	reseed = memcmp(&nc.seed, &d->cfg.seed, sizeof(nc.seed));
 	regroup = nc.has_group != d->cfg.has_group || nc.control_gid != d->cfg.control_gid;
+	refail = nc.hc.on_fail != d->cfg.hc.on_fail;
 	d->cfg = nc;
 	log_set_level(verbose ? LOG_DEBUG : nc.log_level);
 	if (regroup)
@@ -331,6 +332,17 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 			return -1;
 		}
 		log_info("reload: new seed, every table rebuilt");
+	} else if (refail && rebuild_all_tables(d, e2, sizeof(e2))) {
+		/* The failed backends' flags follow health_on_fail. */
+		snprintf(e, sizeof(e),
+			 "health_on_fail is in use but rewriting the backends failed (%s): "
+			 "reload again",
+			 e2);
+		status_reload_done(d, e);
+		snprintf(err, errlen, "%s", e);
+		log_err("reload failed: %s", e);
+		sd_notify(0, "READY=1");
+		return -1;
 	}
 	status_reload_done(d, NULL);
 	log_info("configuration reloaded from %s", d->config_path);

@@ -32,6 +32,7 @@ enum {
 	HCF_TIMEOUT = 1 << 5,
 	HCF_RISE = 1 << 6,
 	HCF_FALL = 1 << 7,
+	HCF_ON_FAIL = 1 << 8,
 };
 
 struct be {

@@ -214,6 +214,7 @@ static const char *const vip_add_keys[] = {"port_any",
 					   "check_fall",
 					   "check_interval_ms",
 					   "check_timeout_ms",
+					   "check_on_fail",
 					   "placement",
 					   "vnodes",
 					   NULL};
@@ -225,7 +226,7 @@ static const char *const vip_add_keys[] = {"port_any",
 static int vip_opts(json_object *req, uint8_t *encap, uint16_t *gue, struct hc_params *hc,
 		    uint32_t *hc_set, bool *any_given, struct req_err *e)
 {
-	const char *encap_s, *check_s, *path_s;
+	const char *encap_s, *check_s, *path_s, *fail_s;
 	int64_t v, port = *gue;
 	bool has, gue_given;
 
@@ -262,6 +263,14 @@ static int vip_opts(json_object *req, uint8_t *encap, uint16_t *gue, struct hc_p
 			return fail(e, "check_path too long");
 		strcpy(hc->path, path_s);
 		*hc_set |= HCF_PATH;
+		*any_given = true;
+	}
+	if (get_str(req, "check_on_fail", false, &fail_s, e))
+		return -EINVAL;
+	if (fail_s) {
+		if (hc_on_fail_parse(fail_s, &hc->on_fail))
+			return fail(e, "unknown check_on_fail '%.40s' (repick or drain)", fail_s);
+		*hc_set |= HCF_ON_FAIL;
 		*any_given = true;
 	}
 #define OPT_INT(name, field, bit, lo, hi)            \
@@ -361,6 +370,18 @@ static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, st
 		return -EINVAL;
 	if (encap != v->encap || gue != v->gue_port)
 		v->info_dirty = true;
+	{
+		struct hc_params before, after;
+		struct vip probe = *v;
+
+		/* A new on_fail rewrites the failed backends' flags. */
+		vip_hc(v, &d->cfg.hc, &before);
+		probe.hc = hc;
+		probe.hc_set = hc_set;
+		vip_hc(&probe, &d->cfg.hc, &after);
+		if (before.on_fail != after.on_fail)
+			v->dirty = true;
+	}
 	v->encap = encap;
 	v->gue_port = gue;
 	v->hc = hc;
@@ -633,6 +654,8 @@ static json_object *vip_summary(const struct vip *v, const struct hc_params *def
 		json_object_object_add(chk, "timeout_ms", json_object_new_int64(hc.timeout_ms));
 		json_object_object_add(chk, "rise", json_object_new_int64(hc.rise));
 		json_object_object_add(chk, "fall", json_object_new_int64(hc.fall));
+		json_object_object_add(chk, "on_fail",
+				       json_object_new_string(hc_on_fail_name(hc.on_fail)));
 		if (hc.type == HC_HTTP) {
 			json_object_object_add(chk, "path", json_object_new_string(hc.path));
 			json_object_object_add(chk, "status", json_object_new_int64(hc.status));

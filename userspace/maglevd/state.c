@@ -63,6 +63,9 @@ json_object *state_vip_json(const struct vip *v, bool with_ids)
 		json_object_object_add(chk, "rise", json_object_new_int64(v->hc.rise));
 	if (v->hc_set & HCF_FALL)
 		json_object_object_add(chk, "fall", json_object_new_int64(v->hc.fall));
+	if (v->hc_set & HCF_ON_FAIL)
+		json_object_object_add(chk, "on_fail",
+				       json_object_new_string(hc_on_fail_name(v->hc.on_fail)));
 	json_object_object_add(o, "check", chk);
 	if (with_ids) {
 		json_object *base = json_object_new_object();
@@ -251,6 +254,15 @@ static int parse_check(json_object *c, struct hc_params *hc, uint32_t *set, char
 			return -EINVAL;
 		}
 		*set |= HCF_TYPE;
+	}
+	if (get_member(c, "on_fail", json_type_string, false, &m, err, errlen))
+		return -EINVAL;
+	if (m) {
+		if (hc_on_fail_parse(json_object_get_string(m), &hc->on_fail)) {
+			snprintf(err, errlen, "bad check on_fail");
+			return -EINVAL;
+		}
+		*set |= HCF_ON_FAIL;
 	}
 	if (get_member(c, "path", json_type_string, false, &m, err, errlen))
 		return -EINVAL;
