@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Health checks through the encapsulation: a TC (clsact egress) program on
- * the balancer's interfaces. maglevd's check sockets connect to the VIP and
+ * the balancer's interfaces. maglevd's check sockets (TCP, or UDP for the
+ * udp and dns checks) connect to the VIP and
  * carry the mark MAGLEV_HC_MARK_BASE | backend index; this program
  * encapsulates their packets toward that backend exactly as the XDP program
  * (bpf/xdp_encap.h) encapsulates a client's packet, so the backend's
@@ -148,7 +149,11 @@ int maglev_hc(struct __sk_buff *skb)
 		inner_len = bpf_ntohs(ip.tot_len);
 		inner_proto = IPPROTO_IPIP;
 	}
-	if (l4proto != IPPROTO_TCP || bpf_skb_load_bytes(skb, l4off, ports, sizeof(ports)))
+	/* The target's protocol only: a TCP check's port on the VIP may be
+	 * another service's over UDP.
+	 */
+	if (l4proto != (t->proto ? t->proto : IPPROTO_TCP) ||
+	    bpf_skb_load_bytes(skb, l4off, ports, sizeof(ports)))
 		return hc_count(MAGLEV_HC_NO_TARGET, TC_ACT_SHOT);
 	if (t->vip_family != (inner6 ? MAGLEV_AF_INET6 : MAGLEV_AF_INET) || dst[0] != t->vip[0] ||
 	    dst[1] != t->vip[1] || dst[2] != t->vip[2] || dst[3] != t->vip[3] ||

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Health checks through the encapsulation (maglevd's health_via_encap): a
- * check's TCP socket connects to the VIP itself and carries the socket mark
+ * check's TCP or UDP socket connects to the VIP itself and carries the socket mark
  * MAGLEV_HC_MARK_BASE | backend index. bpf/maglev_hc.bpf.c, a TC egress
  * program on the balancer's interfaces, takes the packets with such a mark,
  * looks the backend up in maglev_hc_targets (written here before every
@@ -34,9 +34,9 @@ struct maglev_hc_target {
 	__u8 backend_family; /* MAGLEV_AF_INET / MAGLEV_AF_INET6: the outer family */
 	__u8 vip_family;     /* the inner family, the check socket's */
 	__u8 encap;	     /* enum maglev_encap */
-	__u8 pad;
-	__u16 gue_port; /* GUE destination port */
-	__u16 port;	/* the check's destination port on the VIP */
+	__u8 proto;	     /* the check's IPPROTO_TCP or IPPROTO_UDP (0: TCP) */
+	__u16 gue_port;	     /* GUE destination port */
+	__u16 port;	     /* the check's destination port on the VIP */
 };
 
 /* Per-CPU counters of the TC program, index = enum value. */

@@ -19,7 +19,7 @@
 #define CFG_MAX_IFACES	       16
 #define CFG_PATH_MAX	       256
 
-enum hc_type { HC_NONE = 0, HC_TCP = 1, HC_HTTP = 2 };
+enum hc_type { HC_NONE = 0, HC_TCP = 1, HC_HTTP = 2, HC_UDP = 3, HC_DNS = 4 };
 
 /* What a backend that fails its checks keeps: nothing (its established
  * flows are re-picked, the IPVS/Katran default) or its established flows
@@ -30,9 +30,12 @@ enum hc_on_fail { HC_ON_FAIL_REPICK = 0, HC_ON_FAIL_DRAIN = 1 };
 /* Health-check settings: config defaults, overridable per VIP. */
 struct hc_params {
 	enum hc_type type;
-	uint16_t port;	 /* 0: the VIP's port */
-	uint16_t status; /* expected HTTP status */
-	char path[128];	 /* HTTP path */
+	uint16_t port;	    /* 0: the VIP's port */
+	uint16_t status;    /* expected HTTP status */
+	char path[128];	    /* HTTP path */
+	char payload[128];  /* udp: what to send, escaped text (hc_udp.h) */
+	char expect[128];   /* udp: what the reply must hold; "": any reply */
+	char dns_name[128]; /* dns: the name queried */
 	uint32_t interval_ms;
 	uint32_t timeout_ms;
 	uint32_t rise;

@@ -186,6 +186,12 @@ void vip_hc(const struct vip *v, const struct hc_params *d, struct hc_params *ou
 		out->fall = v->hc.fall;
 	if (v->hc_set & HCF_ON_FAIL)
 		out->on_fail = v->hc.on_fail;
+	if (v->hc_set & HCF_PAYLOAD)
+		memcpy(out->payload, v->hc.payload, sizeof(out->payload));
+	if (v->hc_set & HCF_EXPECT)
+		memcpy(out->expect, v->hc.expect, sizeof(out->expect));
+	if (v->hc_set & HCF_DNS_NAME)
+		memcpy(out->dns_name, v->hc.dns_name, sizeof(out->dns_name));
 	if (!out->port)
 		out->port = ntohs(v->key.port);
 }
