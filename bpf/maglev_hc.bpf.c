@@ -15,7 +15,8 @@
  *     class = inner DSCP/ECN, flow label = fold & 0xfffff, hop limit 64;
  *   - outer source from src4/src6 prefix with host bits from the same flow
  *     fold as XDP's (client address words ^ sport << 16 | dport);
- *   - Ethernet destination nexthop_mac, source src_mac (maglev_cfg).
+ *   - Ethernet destination and source: the egress interface's pair
+ *     (maglev_ifl2), else nexthop_mac and src_mac (maglev_cfg).
  * The inner TTL is left alone: the balancer host originates these packets,
  * it does not forward them.
  *
@@ -54,6 +55,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct maglev_config);
 } maglev_cfg SEC(".maps");
+
+/* ifindex -> that interface's MACs: maglevd reuses the XDP program's pinned
+ * map, as for maglev_cfg.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAGLEV_MAX_IFACES);
+	__type(key, __u32);
+	__type(value, struct maglev_if_l2);
+} maglev_ifl2 SEC(".maps");
 
 /* Backend index (the mark's low 16 bits) -> where its checks go. */
 struct {
@@ -226,10 +237,18 @@ int maglev_hc(struct __sk_buff *skb)
 			return hc_count(MAGLEV_HC_ERROR, TC_ACT_SHOT);
 	}
 	{
+		__u32 ifindex = skb->ifindex;
+		const struct maglev_if_l2 *l2 = bpf_map_lookup_elem(&maglev_ifl2, &ifindex);
 		struct ethhdr eth;
 
-		__builtin_memcpy(eth.h_dest, cfg->nexthop_mac, ETH_ALEN);
-		__builtin_memcpy(eth.h_source, cfg->src_mac, ETH_ALEN);
+		/* The MACs of the interface the check leaves by, as for XDP. */
+		if (l2) {
+			__builtin_memcpy(eth.h_dest, l2->nexthop_mac, ETH_ALEN);
+			__builtin_memcpy(eth.h_source, l2->src_mac, ETH_ALEN);
+		} else {
+			__builtin_memcpy(eth.h_dest, cfg->nexthop_mac, ETH_ALEN);
+			__builtin_memcpy(eth.h_source, cfg->src_mac, ETH_ALEN);
+		}
 		eth.h_proto = outer6 ? bpf_htons(ETH_P_IPV6) : bpf_htons(ETH_P_IP);
 		if (bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0))
 			return hc_count(MAGLEV_HC_ERROR, TC_ACT_SHOT);

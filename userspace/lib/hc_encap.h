@@ -61,11 +61,12 @@ enum maglev_hc_counter {
 struct hc_encap;
 
 /*
- * Load the program. cfg_map_fd is the balancer's pinned maglev_cfg map: the
- * program reads the MACs and outer source prefixes from it, so a config
- * reload applies to checks and client traffic alike.
+ * Load the program. cfg_map_fd and ifl2_map_fd are the balancer's pinned
+ * maglev_cfg and maglev_ifl2 maps: the program reads the MACs and outer
+ * source prefixes from them, so a config reload applies to checks and
+ * client traffic alike.
  */
-int hc_encap_open(struct hc_encap **out, int cfg_map_fd, char *err, size_t errlen);
+int hc_encap_open(struct hc_encap **out, int cfg_map_fd, int ifl2_map_fd, char *err, size_t errlen);
 void hc_encap_close(struct hc_encap *h);
 /* Attach to clsact egress of ifindex (creating the qdisc if needed),
  * replacing a filter left by an earlier maglevd.

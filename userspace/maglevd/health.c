@@ -132,10 +132,11 @@ static void encap_sync(struct daemon *d, bool checks)
 		return;
 	if (!enc.h) {
 		int fd = maglev_dp_map_fd(d->dp, "maglev_cfg");
+		int l2fd = maglev_dp_map_fd(d->dp, "maglev_ifl2");
 
-		r = fd < 0 ? fd : hc_encap_open(&enc.h, fd, e, sizeof(e));
-		if (fd < 0)
-			snprintf(e, sizeof(e), "no config map");
+		r = fd < 0 || l2fd < 0 ? -ENOENT : hc_encap_open(&enc.h, fd, l2fd, e, sizeof(e));
+		if (fd < 0 || l2fd < 0)
+			snprintf(e, sizeof(e), "no config or interface map");
 		if (r)
 			goto fail;
 	}

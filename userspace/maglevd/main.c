@@ -315,6 +315,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	regroup = nc.has_group != d->cfg.has_group || nc.control_gid != d->cfg.control_gid;
 	refail = nc.hc.on_fail != d->cfg.hc.on_fail;
 	d->cfg = nc;
+	netinfo_if_sync(d);
 	log_set_level(verbose ? LOG_DEBUG : nc.log_level);
 	if (regroup)
 		ctl_server_apply_group(d);
@@ -389,6 +390,8 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	if (now - last_sample >= 1000) {
 		last_sample = now;
 		metrics_sample(d);
+		/* Interface MACs and their gateways, followed. */
+		netinfo_if_sync(d);
 	}
 }
 
@@ -513,6 +516,8 @@ int main(int argc, char **argv)
 	purge_stale(&d);
 	log_info("state: %u VIPs, %u backends from %s", d.reg->nvips, d.reg->nbackends,
 		 d.cfg.state_file);
+	/* Each interface's own MACs before the first frame leaves by it. */
+	netinfo_if_sync(&d);
 	if (attach_all(&d, &d.cfg, NULL, err, sizeof(err))) {
 		log_err("%s", err);
 		goto fail_reg;
