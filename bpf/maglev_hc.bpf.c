@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Health checks through the encapsulation: a TC (clsact egress) program on
- * the balancer's interfaces. maglevd's check sockets connect to the VIP and
+ * the balancer's interfaces. maglevd's check sockets (TCP, or UDP for the
+ * udp and dns checks) connect to the VIP and
  * carry the mark MAGLEV_HC_MARK_BASE | backend index; this program
  * encapsulates their packets toward that backend exactly as the XDP program
  * (bpf/xdp_encap.h) encapsulates a client's packet, so the backend's
@@ -14,7 +15,8 @@
  *     class = inner DSCP/ECN, flow label = fold & 0xfffff, hop limit 64;
  *   - outer source from src4/src6 prefix with host bits from the same flow
  *     fold as XDP's (client address words ^ sport << 16 | dport);
- *   - Ethernet destination nexthop_mac, source src_mac (maglev_cfg).
+ *   - Ethernet destination and source: the egress interface's pair
+ *     (maglev_ifl2), else nexthop_mac and src_mac (maglev_cfg).
  * The inner TTL is left alone: the balancer host originates these packets,
  * it does not forward them.
  *
@@ -53,6 +55,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct maglev_config);
 } maglev_cfg SEC(".maps");
+
+/* ifindex -> that interface's MACs: maglevd reuses the XDP program's pinned
+ * map, as for maglev_cfg.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAGLEV_MAX_IFACES);
+	__type(key, __u32);
+	__type(value, struct maglev_if_l2);
+} maglev_ifl2 SEC(".maps");
 
 /* Backend index (the mark's low 16 bits) -> where its checks go. */
 struct {
@@ -148,7 +160,11 @@ int maglev_hc(struct __sk_buff *skb)
 		inner_len = bpf_ntohs(ip.tot_len);
 		inner_proto = IPPROTO_IPIP;
 	}
-	if (l4proto != IPPROTO_TCP || bpf_skb_load_bytes(skb, l4off, ports, sizeof(ports)))
+	/* The target's protocol only: a TCP check's port on the VIP may be
+	 * another service's over UDP.
+	 */
+	if (l4proto != (t->proto ? t->proto : IPPROTO_TCP) ||
+	    bpf_skb_load_bytes(skb, l4off, ports, sizeof(ports)))
 		return hc_count(MAGLEV_HC_NO_TARGET, TC_ACT_SHOT);
 	if (t->vip_family != (inner6 ? MAGLEV_AF_INET6 : MAGLEV_AF_INET) || dst[0] != t->vip[0] ||
 	    dst[1] != t->vip[1] || dst[2] != t->vip[2] || dst[3] != t->vip[3] ||
@@ -221,10 +237,18 @@ int maglev_hc(struct __sk_buff *skb)
 			return hc_count(MAGLEV_HC_ERROR, TC_ACT_SHOT);
 	}
 	{
+		__u32 ifindex = skb->ifindex;
+		const struct maglev_if_l2 *l2 = bpf_map_lookup_elem(&maglev_ifl2, &ifindex);
 		struct ethhdr eth;
 
-		__builtin_memcpy(eth.h_dest, cfg->nexthop_mac, ETH_ALEN);
-		__builtin_memcpy(eth.h_source, cfg->src_mac, ETH_ALEN);
+		/* The MACs of the interface the check leaves by, as for XDP. */
+		if (l2) {
+			__builtin_memcpy(eth.h_dest, l2->nexthop_mac, ETH_ALEN);
+			__builtin_memcpy(eth.h_source, l2->src_mac, ETH_ALEN);
+		} else {
+			__builtin_memcpy(eth.h_dest, cfg->nexthop_mac, ETH_ALEN);
+			__builtin_memcpy(eth.h_source, cfg->src_mac, ETH_ALEN);
+		}
 		eth.h_proto = outer6 ? bpf_htons(ETH_P_IPV6) : bpf_htons(ETH_P_IP);
 		if (bpf_skb_store_bytes(skb, 0, &eth, sizeof(eth), 0))
 			return hc_count(MAGLEV_HC_ERROR, TC_ACT_SHOT);

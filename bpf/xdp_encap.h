@@ -91,7 +91,8 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 		     (gue ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0);
 	__u8 inner_proto = pkt->key.family == MAGLEV_AF_INET ? IPPROTO_IPIP : IPPROTO_IPV6;
 	__u32 fold = maglev_outer_fold(pkt->key.src, pkt->key.sport, pkt->key.dport);
-	__u32 vb = maglev_vlan_bytes(pkt->l2_len), t1, t2;
+	__u32 vb = maglev_vlan_bytes(pkt->l2_len), t1, t2, ifindex;
+	const struct maglev_if_l2 *l2;
 	void *data, *data_end, *old, *l3;
 	struct ethhdr *eth;
 	__u32 saddr, daddr, sum;
@@ -117,16 +118,28 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 	if ((void *)(eth + 1) > data_end)
 		return MAGLEV_DROP(DROP_ADJUST);
 	/* Both MACs in four word stores (a memcpy into the packed Ethernet
-	 * header would be twelve byte loads and stores); the config fields
-	 * sit at offsets 16 and 22 of an 8-byte aligned struct.
+	 * header would be twelve byte loads and stores): the pair sits at
+	 * offsets 0 and 6 of the interface's entry, 16 and 22 of the config,
+	 * both 8-byte aligned. The interface's own pair first (XDP_TX leaves
+	 * by the interface the frame came in on).
 	 */
 	_Static_assert(__builtin_offsetof(struct maglev_config, nexthop_mac) == 16 &&
-			       __builtin_offsetof(struct maglev_config, src_mac) == 22,
+			       __builtin_offsetof(struct maglev_config, src_mac) == 22 &&
+			       __builtin_offsetof(struct maglev_if_l2, src_mac) == 6,
 		       "MAC word copies assume these offsets");
-	*(__u32 *)(data + 0) = *(const __u32 *)&cfg->nexthop_mac[0];
-	*(__u16 *)(data + 4) = *(const __u16 *)&cfg->nexthop_mac[4];
-	*(__u16 *)(data + 6) = *(const __u16 *)&cfg->src_mac[0];
-	*(__u32 *)(data + 8) = *(const __u32 *)&cfg->src_mac[2];
+	ifindex = ctx->ingress_ifindex;
+	l2 = bpf_map_lookup_elem(&maglev_ifl2, &ifindex);
+	if (l2) {
+		*(__u32 *)(data + 0) = *(const __u32 *)&l2->nexthop_mac[0];
+		*(__u16 *)(data + 4) = *(const __u16 *)&l2->nexthop_mac[4];
+		*(__u16 *)(data + 6) = *(const __u16 *)&l2->src_mac[0];
+		*(__u32 *)(data + 8) = *(const __u32 *)&l2->src_mac[2];
+	} else {
+		*(__u32 *)(data + 0) = *(const __u32 *)&cfg->nexthop_mac[0];
+		*(__u16 *)(data + 4) = *(const __u16 *)&cfg->nexthop_mac[4];
+		*(__u16 *)(data + 6) = *(const __u16 *)&cfg->src_mac[0];
+		*(__u32 *)(data + 8) = *(const __u32 *)&cfg->src_mac[2];
+	}
 	/* VLAN tags (TPID + TCI) move with the MAC header. */
 	if (vb >= 4)
 		*(__u32 *)(data + 12) = t1;

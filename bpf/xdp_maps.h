@@ -19,6 +19,14 @@ struct {
 	__type(value, struct maglev_config);
 } maglev_cfg SEC(".maps");
 
+/* ifindex -> that interface's MACs (include/maglev_maps.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAGLEV_MAX_IFACES);
+	__type(key, __u32);
+	__type(value, struct maglev_if_l2);
+} maglev_ifl2 SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAGLEV_VIP_KEYS);

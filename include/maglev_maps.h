@@ -111,6 +111,21 @@ struct maglev_config {
 	__u64 udp_idle_ns;    /* a UDP flow idle this long is re-picked */
 };
 
+/*
+ * Ethernet addresses of the frames leaving one interface, keyed by its
+ * ifindex (maglev_ifl2, written by maglevd for every interface it attaches
+ * to): the XDP program sends a frame back out of the interface it came in
+ * on, the health checks' TC program out of the one the route chose, each
+ * with that interface's own MAC and its own next hop. An interface without
+ * an entry uses maglev_config's pair (the first interface's).
+ */
+struct maglev_if_l2 {
+	__u8 nexthop_mac[6];
+	__u8 src_mac[6];
+};
+
+#define MAGLEV_MAX_IFACES 64
+
 struct maglev_vip_stats {
 	__u64 packets;
 	__u64 bytes;

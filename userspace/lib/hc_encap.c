@@ -21,7 +21,7 @@ struct hc_encap {
 	struct maglev_hc *skel;
 };
 
-int hc_encap_open(struct hc_encap **out, int cfg_map_fd, char *err, size_t errlen)
+int hc_encap_open(struct hc_encap **out, int cfg_map_fd, int ifl2_map_fd, char *err, size_t errlen)
 {
 	struct hc_encap *h;
 	int r;
@@ -40,6 +40,11 @@ int hc_encap_open(struct hc_encap **out, int cfg_map_fd, char *err, size_t errle
 	r = bpf_map__reuse_fd(h->skel->maps.maglev_cfg, cfg_map_fd);
 	if (r) {
 		snprintf(err, errlen, "reusing the balancer's config map: %s", strerror(-r));
+		goto fail;
+	}
+	r = bpf_map__reuse_fd(h->skel->maps.maglev_ifl2, ifl2_map_fd);
+	if (r) {
+		snprintf(err, errlen, "reusing the balancer's interface map: %s", strerror(-r));
 		goto fail;
 	}
 	r = maglev_hc__load(h->skel);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Health checks through the encapsulation (maglevd's health_via_encap): a
- * check's TCP socket connects to the VIP itself and carries the socket mark
+ * check's TCP or UDP socket connects to the VIP itself and carries the socket mark
  * MAGLEV_HC_MARK_BASE | backend index. bpf/maglev_hc.bpf.c, a TC egress
  * program on the balancer's interfaces, takes the packets with such a mark,
  * looks the backend up in maglev_hc_targets (written here before every
@@ -34,9 +34,9 @@ struct maglev_hc_target {
 	__u8 backend_family; /* MAGLEV_AF_INET / MAGLEV_AF_INET6: the outer family */
 	__u8 vip_family;     /* the inner family, the check socket's */
 	__u8 encap;	     /* enum maglev_encap */
-	__u8 pad;
-	__u16 gue_port; /* GUE destination port */
-	__u16 port;	/* the check's destination port on the VIP */
+	__u8 proto;	     /* the check's IPPROTO_TCP or IPPROTO_UDP (0: TCP) */
+	__u16 gue_port;	     /* GUE destination port */
+	__u16 port;	     /* the check's destination port on the VIP */
 };
 
 /* Per-CPU counters of the TC program, index = enum value. */
@@ -61,11 +61,12 @@ enum maglev_hc_counter {
 struct hc_encap;
 
 /*
- * Load the program. cfg_map_fd is the balancer's pinned maglev_cfg map: the
- * program reads the MACs and outer source prefixes from it, so a config
- * reload applies to checks and client traffic alike.
+ * Load the program. cfg_map_fd and ifl2_map_fd are the balancer's pinned
+ * maglev_cfg and maglev_ifl2 maps: the program reads the MACs and outer
+ * source prefixes from them, so a config reload applies to checks and
+ * client traffic alike.
  */
-int hc_encap_open(struct hc_encap **out, int cfg_map_fd, char *err, size_t errlen);
+int hc_encap_open(struct hc_encap **out, int cfg_map_fd, int ifl2_map_fd, char *err, size_t errlen);
 void hc_encap_close(struct hc_encap *h);
 /* Attach to clsact egress of ifindex (creating the qdisc if needed),
  * replacing a filter left by an earlier maglevd.

@@ -46,14 +46,16 @@ _maglevctl() {
 	done
 
 	local cands="" files=false
-	local checks="--check --check-port --check-path --check-status --check-interval --check-timeout --rise --fall"
+	local checks="--check --check-port --check-path --check-status --check-interval --check-timeout --rise --fall --on-fail --check-payload --check-expect --check-dns-name"
 	case $prev in
 	-s | --socket) files=true ;;
 	--encap) cands="ipip gue" ;;
-	--check) cands="tcp http none" ;;
+	--check) cands="tcp http udp dns none" ;;
+	--on-fail) cands="repick drain" ;;
 	--placement) cands="maglev ring rendezvous" ;;
 	--gue-port | --check-port | --check-path | --check-status | --check-interval | \
-		--check-timeout | --rise | --fall | --weight | --vnodes | --expect-revision | --settle) ;;
+		--check-timeout | --rise | --fall | --weight | --vnodes | --expect-revision | --settle | \
+		--check-payload | --check-expect | --check-dns-name) ;;
 	*)
 		local obj=${args[0]:-} verb=${args[1]:-} n=${#args[@]}
 		if [[ $cur == -* ]]; then

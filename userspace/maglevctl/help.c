@@ -56,16 +56,25 @@ static const struct {
 } topics[] = {
 	{"vip", "add",
 	 "Usage: maglevctl vip add VIP [--encap ipip|gue] [--gue-port N] [--port-any]\n"
-	 "                         [--check tcp|http|none] [--check-port N] [--check-path PATH]\n"
+	 "                         [--check tcp|http|udp|dns|none] [--check-port N]\n"
+	 "                         [--check-path PATH] [--check-payload TEXT]\n"
+	 "                         [--check-expect TEXT] [--check-dns-name NAME]\n"
 	 "                         [--check-status N] [--check-interval MS] [--check-timeout MS]\n"
-	 "                         [--rise N] [--fall N]\n"
+	 "                         [--rise N] [--fall N] [--on-fail repick|drain]\n"
 	 "                         [--placement maglev|ring|rendezvous] [--vnodes N]\n"
 	 "Add a virtual service. VIP is ADDR:PORT/PROTO (PROTO tcp or udp, PORT 1..65535,\n"
 	 "IPv6 in brackets). --port-any makes it match every port of the address; a port\n"
 	 "given with it is where health checks go. Packets go to backends in IPIP\n"
 	 "(default) or GUE (--encap gue, UDP port --gue-port, default 6080).\n"
 	 "Health checks default to the config file's settings; the options override them\n"
-	 "for this VIP. --placement chooses how the lookup table is filled (see vip set).\n"
+	 "for this VIP. udp sends --check-payload and wants a reply holding\n"
+	 "--check-expect (escapes \\n \\r \\t \\0 \\\\ \\xNN; no expect: any reply); dns\n"
+	 "queries --check-dns-name (type A) and wants its id back with RCODE NOERROR.\n"
+	 "An ICMP port unreachable or no reply within the timeout is a failure.\n"
+	 "--on-fail drain: a backend failing its checks keeps its\n"
+	 "established flows and takes no new ones; repick (default): its flows are\n"
+	 "re-picked, as IPVS and Katran do. --placement chooses how the lookup table is filled "
+	 "(see vip set).\n"
 	 "Example:\n"
 	 "  maglevctl vip add 192.0.2.10:80/tcp --check http --check-path /healthz\n"},
 	{"vip", "set",

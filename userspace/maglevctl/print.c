@@ -47,8 +47,13 @@ static void check_desc(json_object *chk, char *buf, size_t len)
 	else if (!strcmp(type, "http"))
 		snprintf(buf, len, "http:%" PRId64 "%s=%" PRId64, jint(chk, "port"),
 			 s_or(chk, "path", "/"), jint(chk, "status"));
+	else if (!strcmp(type, "dns"))
+		snprintf(buf, len, "dns:%" PRId64 ":%s", jint(chk, "port"),
+			 s_or(chk, "dns_name", ""));
 	else
-		snprintf(buf, len, "tcp:%" PRId64, jint(chk, "port"));
+		snprintf(buf, len, "%s:%" PRId64, type, jint(chk, "port"));
+	if (!strcmp(s_or(chk, "on_fail", "repick"), "drain"))
+		snprintf(buf + strlen(buf), len - strlen(buf), ",on-fail=drain");
 }
 
 void print_vip_list(const struct ctl_opts *o, json_object *resp)

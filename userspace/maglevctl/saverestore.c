@@ -26,6 +26,21 @@
 #define SAVE_HEADER "# maglevctl save v2"
 #define SAVE_END    "# end of maglevctl save"
 
+/* An escaped-text value (hc_udp.h) as one word of a save line: restore
+ * splits at whitespace and '#' starts a comment, so those go as \xNN, which
+ * the daemon decodes to the same bytes.
+ */
+static void print_word(FILE *f, const char *opt, const char *s)
+{
+	fputs(opt, f);
+	for (; *s; s++) {
+		if (isspace((unsigned char)*s) || *s == '#')
+			fprintf(f, "\\x%02x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+}
+
 static void print_check(FILE *f, json_object *chk)
 {
 	static const struct {
@@ -43,6 +58,14 @@ static void print_check(FILE *f, json_object *chk)
 		return;
 	if (jstr(chk, "type"))
 		fprintf(f, " --check %s", jstr(chk, "type"));
+	if (jstr(chk, "payload"))
+		print_word(f, " --check-payload ", jstr(chk, "payload"));
+	if (jstr(chk, "expect"))
+		print_word(f, " --check-expect ", jstr(chk, "expect"));
+	if (jstr(chk, "dns_name"))
+		fprintf(f, " --check-dns-name %s", jstr(chk, "dns_name"));
+	if (jstr(chk, "on_fail"))
+		fprintf(f, " --on-fail %s", jstr(chk, "on_fail"));
 	if (jstr(chk, "path"))
 		fprintf(f, " --check-path %s", jstr(chk, "path"));
 	for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "ctl_proto.h"
+#include "hc_udp.h"
 #include "log.h"
 #include "maglev_conn.h"
 #include "maglev_maps.h"
@@ -84,6 +85,10 @@ const char *hc_type_name(enum hc_type t)
 		return "tcp";
 	case HC_HTTP:
 		return "http";
+	case HC_UDP:
+		return "udp";
+	case HC_DNS:
+		return "dns";
 	default:
 		return "none";
 	}
@@ -95,8 +100,28 @@ int hc_type_parse(const char *s, enum hc_type *t)
 		*t = HC_TCP;
 	else if (!strcmp(s, "http"))
 		*t = HC_HTTP;
+	else if (!strcmp(s, "udp"))
+		*t = HC_UDP;
+	else if (!strcmp(s, "dns"))
+		*t = HC_DNS;
 	else if (!strcmp(s, "none"))
 		*t = HC_NONE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *hc_on_fail_name(enum hc_on_fail f)
+{
+	return f == HC_ON_FAIL_DRAIN ? "drain" : "repick";
+}
+
+int hc_on_fail_parse(const char *s, enum hc_on_fail *f)
+{
+	if (!strcmp(s, "repick"))
+		*f = HC_ON_FAIL_REPICK;
+	else if (!strcmp(s, "drain"))
+		*f = HC_ON_FAIL_DRAIN;
 	else
 		return -EINVAL;
 	return 0;
@@ -113,6 +138,45 @@ static bool http_path_ok(const char *path)
 		if (*c <= ' ' || *c >= 0x7f)
 			return false;
 	return true;
+}
+
+/* The datagram checks' settings: well-formed whatever the type (they are
+ * kept), present for the type that needs them.
+ */
+static int hc_udp_params_check(const struct hc_params *p, char *err, size_t errlen)
+{
+	uint8_t buf[HC_UDP_MAX];
+	char e[80];
+	int n;
+
+	n = hc_udp_decode(p->payload, buf, sizeof(buf), e, sizeof(e));
+	if (n < 0) {
+		snprintf(err, errlen, "UDP check payload: %s", e);
+		return -EINVAL;
+	}
+	if (!n && p->type == HC_UDP) {
+		snprintf(err, errlen,
+			 "a udp check needs a payload to send (check_payload / "
+			 "health_udp_payload)");
+		return -EINVAL;
+	}
+	if (hc_udp_decode(p->expect, buf, sizeof(buf), e, sizeof(e)) < 0) {
+		snprintf(err, errlen, "UDP check expect: %s", e);
+		return -EINVAL;
+	}
+	if (p->dns_name[0] && !hc_dns_name_ok(p->dns_name)) {
+		snprintf(err, errlen,
+			 "DNS check name '%.60s' is not a host name (dotted labels of letters, "
+			 "digits, '-' and '_', 1..63 bytes each)",
+			 p->dns_name);
+		return -EINVAL;
+	}
+	if (!p->dns_name[0] && p->type == HC_DNS) {
+		snprintf(err, errlen,
+			 "a dns check needs a name to query (check_dns_name / health_dns_name)");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int hc_params_check(const struct hc_params *p, char *err, size_t errlen)
@@ -140,7 +204,7 @@ int hc_params_check(const struct hc_params *p, char *err, size_t errlen)
 			 "characters");
 		return -EINVAL;
 	}
-	return 0;
+	return hc_udp_params_check(p, err, errlen);
 }
 
 static int parse_hex64(const char *s, __u64 *out)
@@ -296,7 +360,7 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 	else if (!strcmp(key, "health_check"))
 	{
 		if (hc_type_parse(val, &cfg->hc.type)) {
-			snprintf(e, sizeof(e), "want tcp, http or none");
+			snprintf(e, sizeof(e), "want tcp, http, udp, dns or none");
 			goto bad_value;
 		}
 	}
@@ -339,6 +403,28 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 	U("health_rise", cfg->hc.rise, 1, 100)
 	U("health_fall", cfg->hc.fall, 1, 100)
 	U("health_http_status", cfg->hc.status, 100, 599)
+	else if (!strcmp(key, "health_udp_payload"))
+	{
+		if (set_string(cfg->hc.payload, sizeof(cfg->hc.payload), val))
+			goto too_long;
+	}
+	else if (!strcmp(key, "health_udp_expect"))
+	{
+		if (set_string(cfg->hc.expect, sizeof(cfg->hc.expect), val))
+			goto too_long;
+	}
+	else if (!strcmp(key, "health_dns_name"))
+	{
+		if (set_string(cfg->hc.dns_name, sizeof(cfg->hc.dns_name), val))
+			goto too_long;
+	}
+	else if (!strcmp(key, "health_on_fail"))
+	{
+		if (hc_on_fail_parse(val, &cfg->hc.on_fail)) {
+			snprintf(e, sizeof(e), "want repick or drain");
+			goto bad_value;
+		}
+	}
 	else if (!strcmp(key, "health_via_encap"))
 	{
 		if (strcmp(val, "yes") && strcmp(val, "no")) {

@@ -128,6 +128,10 @@ int daemon_dp_config(struct daemon *d, const struct maglevd_config *cfg, struct 
  * MAC goes into the datapath config at once.
  */
 int nexthop_watch_start(struct daemon *d, char *err, size_t errlen);
+/* Write the per-interface MACs of every configured interface (netinfo.c);
+ * at start, after a reload and every second.
+ */
+void netinfo_if_sync(struct daemon *d);
 void nexthop_watch_stop(struct daemon *d);
 
 /*

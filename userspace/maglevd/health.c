@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Backend health checks: non-blocking TCP connects and HTTP GETs driven by
- * the event loop. A backend changes state only after `rise` successes or
- * `fall` failures in a row, so a flapping backend does not churn the table.
- * Verdicts wait for the end of the tick and go in together
- * (health_verdicts.c): one table rebuild per VIP, however many changed.
+ * Backend health checks: non-blocking TCP connects, HTTP GETs and
+ * datagram exchanges (udp, dns: hc_udp.h) driven by the event loop. A backend changes state only
+ * after `rise` successes or `fall` failures in a row, so a flapping backend does not churn the
+ * table. Verdicts wait for the end of the tick and go in together (health_verdicts.c): one table
+ * rebuild per VIP, however many changed.
  *
  * With health_via_encap (the default) a check connects to the VIP itself,
  * marked with the backend's index, and bpf/maglev_hc.bpf.c on the balancer's
@@ -25,6 +25,7 @@
 
 #include "daemon.h"
 #include "hc_encap.h"
+#include "hc_udp.h"
 #include "log.h"
 
 enum hc_phase { HC_IDLE, HC_CONNECTING, HC_READING };
@@ -42,6 +43,7 @@ struct hc_slot {
 	char last_error[96];
 	char resp[64];
 	size_t resp_len;
+	uint16_t dns_id; /* id of the dns check's query in flight */
 };
 
 static struct hc_slot *slots[MAGLEV_MAX_BACKENDS];
@@ -130,10 +132,11 @@ static void encap_sync(struct daemon *d, bool checks)
 		return;
 	if (!enc.h) {
 		int fd = maglev_dp_map_fd(d->dp, "maglev_cfg");
+		int l2fd = maglev_dp_map_fd(d->dp, "maglev_ifl2");
 
-		r = fd < 0 ? fd : hc_encap_open(&enc.h, fd, e, sizeof(e));
-		if (fd < 0)
-			snprintf(e, sizeof(e), "no config map");
+		r = fd < 0 || l2fd < 0 ? -ENOENT : hc_encap_open(&enc.h, fd, l2fd, e, sizeof(e));
+		if (fd < 0 || l2fd < 0)
+			snprintf(e, sizeof(e), "no config or interface map");
 		if (r)
 			goto fail;
 	}
@@ -258,6 +261,72 @@ static bool local_errno(int e)
 	return e == EADDRNOTAVAIL || e == EAGAIN || e == ENOBUFS || e == ENOMEM;
 }
 
+static bool is_dgram(enum hc_type t)
+{
+	return t == HC_UDP || t == HC_DNS;
+}
+
+/* A datagram check's answer (or the ICMP error the connected socket got). */
+static void on_dgram(struct daemon *d, struct hc_slot *s)
+{
+	uint8_t buf[HC_UDP_MAX], want[HC_UDP_MAX];
+	uint32_t idx = s->idx;
+	char why[96];
+	ssize_t n;
+	int r;
+
+	n = recv(s->src.fd, buf, sizeof(buf), 0);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		/* ECONNREFUSED: an ICMP port unreachable came back. */
+		snprintf(why, sizeof(why), "udp: %s",
+			 errno == ECONNREFUSED ? "port unreachable" : strerror(errno));
+		finish(d, idx, false, why);
+		return;
+	}
+	if (s->p.type == HC_DNS) {
+		r = hc_dns_judge(buf, (size_t)n, s->dns_id, why, sizeof(why));
+		if (r < 0)
+			return; /* not the answer to this query: wait on */
+		finish(d, idx, r == 1, why);
+		return;
+	}
+	r = hc_udp_decode(s->p.expect, want, sizeof(want), why, sizeof(why));
+	if (r <= 0 || memmem(buf, (size_t)n, want, (size_t)r))
+		finish(d, idx, true, "");
+	else
+		finish(d, idx, false, "udp: reply without the expected bytes");
+}
+
+/* Send the datagram check's request on its connected socket. */
+static void dgram_send(struct daemon *d, struct hc_slot *s)
+{
+	uint8_t buf[HC_UDP_MAX];
+	char why[96];
+	int n;
+
+	if (s->p.type == HC_DNS) {
+		s->dns_id = (uint16_t)rand();
+		n = (int)hc_dns_query(s->p.dns_name, s->dns_id, buf);
+	} else {
+		n = hc_udp_decode(s->p.payload, buf, sizeof(buf), why, sizeof(why));
+	}
+	if (n <= 0 || send(s->src.fd, buf, (size_t)n, MSG_NOSIGNAL) != n) {
+		int e = n <= 0 ? EINVAL : errno;
+
+		snprintf(why, sizeof(why), "udp: send: %s", strerror(e));
+		if (e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH)
+			finish(d, s->idx, false, why);
+		else
+			unknown(d, s->idx, why);
+		return;
+	}
+	s->phase = HC_READING;
+	if (ev_add(d, &s->src, EPOLLIN))
+		unknown(d, s->idx, "epoll failed");
+}
+
 static void on_ready(struct daemon *d, struct ev_source *src, uint32_t events)
 {
 	struct hc_slot *s = (struct hc_slot *)src;
@@ -267,6 +336,10 @@ static void on_ready(struct daemon *d, struct ev_source *src, uint32_t events)
 	char req[256], host[CTL_ADDR_STRLEN];
 	ssize_t n;
 
+	if (is_dgram(s->p.type)) {
+		on_dgram(d, s);
+		return;
+	}
 	if (s->phase == HC_CONNECTING) {
 		if (getsockopt(src->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
 			char why[96];
@@ -382,12 +455,15 @@ static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v
 		t.encap = v->encap;
 		t.gue_port = htons(v->gue_port ? v->gue_port : MAGLEV_GUE_PORT_DEFAULT);
 		t.port = htons(s->p.port);
+		t.proto = is_dgram(s->p.type) ? IPPROTO_UDP : IPPROTO_TCP;
 		if (hc_encap_set(enc.h, b->idx, &t)) {
 			unknown(d, b->idx, "health_via_encap: writing the target failed");
 			return;
 		}
 	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = socket(ss.ss_family,
+		    (is_dgram(s->p.type) ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
 	if (fd < 0) {
 		char why[96];
 
@@ -418,6 +494,11 @@ static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v
 			unknown(d, b->idx, why);
 		else
 			finish(d, b->idx, false, why);
+		return;
+	}
+	if (is_dgram(s->p.type)) {
+		/* A UDP connect only sets the peer: the request goes at once. */
+		dgram_send(d, s);
 		return;
 	}
 	if (ev_add(d, &s->src, EPOLLOUT)) {

@@ -263,7 +263,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	struct maglev_config mc, old_mc;
 	struct maglevd_config nc;
 	char e[512], e2[256];
-	bool reseed, regroup;
+	bool reseed, regroup, refail;
 	int i, r;
 
 	sd_notify(0, "RELOADING=1");
@@ -336,7 +336,9 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	slowpath_config(&mc);
 	reseed = memcmp(&nc.seed, &d->cfg.seed, sizeof(nc.seed));
 	regroup = nc.has_group != d->cfg.has_group || nc.control_gid != d->cfg.control_gid;
+	refail = nc.hc.on_fail != d->cfg.hc.on_fail;
 	d->cfg = nc;
+	netinfo_if_sync(d);
 	log_set_level(verbose ? LOG_DEBUG : nc.log_level);
 	if (regroup)
 		ctl_server_apply_group(d);
@@ -354,6 +356,17 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 			return -1;
 		}
 		log_info("reload: new seed, every table rebuilt");
+	} else if (refail && rebuild_all_tables(d, e2, sizeof(e2))) {
+		/* The failed backends' flags follow health_on_fail. */
+		snprintf(e, sizeof(e),
+			 "health_on_fail is in use but rewriting the backends failed (%s): "
+			 "reload again",
+			 e2);
+		status_reload_done(d, e);
+		snprintf(err, errlen, "%s", e);
+		log_err("reload failed: %s", e);
+		sd_notify(0, "READY=1");
+		return -1;
 	}
 	status_reload_done(d, NULL);
 	log_info("configuration reloaded from %s", d->config_path);
@@ -401,6 +414,8 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	if (now - last_sample >= 1000) {
 		last_sample = now;
 		metrics_sample(d);
+		/* Interface MACs and their gateways, followed. */
+		netinfo_if_sync(d);
 	}
 }
 
@@ -534,6 +549,8 @@ int main(int argc, char **argv)
 	purge_stale(&d);
 	log_info("state: %u VIPs, %u backends from %s", d.reg->nvips, d.reg->nbackends,
 		 d.cfg.state_file);
+	/* Each interface's own MACs before the first frame leaves by it. */
+	netinfo_if_sync(&d);
 	if (attach_all(&d, &d.cfg, NULL, err, sizeof(err))) {
 		log_err("%s", err);
 		goto fail_reg;

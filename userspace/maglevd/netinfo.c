@@ -7,6 +7,7 @@
  * maglevd resolves when missing and then follows while it runs.
  */
 #include <arpa/inet.h>
+#include <bpf/bpf.h>
 #include <errno.h>
 #include <ifaddrs.h>
 #include <libmnl/libmnl.h>
@@ -43,6 +44,7 @@ struct gw_info {
 	uint32_t prio;
 	bool ecmp; /* taken from a multipath route: its first nexthop */
 	bool found;
+	int want_oif; /* route_cb: only a gateway on this interface (0: any) */
 };
 
 struct neigh_info {
@@ -73,7 +75,7 @@ static int route_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct rtmsg *rm = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *tb[RTA_MAX + 1] = {0};
-	struct gw_info *gi = data, c = {.family = gi->family};
+	struct gw_info *gi = data, c = {.family = gi->family, .want_oif = gi->want_oif};
 	size_t alen = gi->family == AF_INET ? 4 : 16;
 
 	if (rm->rtm_dst_len != 0 || rm->rtm_family != gi->family || rm->rtm_type != RTN_UNICAST)
@@ -88,7 +90,7 @@ static int route_cb(const struct nlmsghdr *nlh, void *data)
 	if (tb[RTA_GATEWAY] && tb[RTA_OIF] && mnl_attr_get_payload_len(tb[RTA_GATEWAY]) == alen) {
 		memcpy(c.gw, mnl_attr_get_payload(tb[RTA_GATEWAY]), alen);
 		c.oif = (int)mnl_attr_get_u32(tb[RTA_OIF]);
-		c.found = true;
+		c.found = !c.want_oif || c.oif == c.want_oif;
 	} else if (tb[RTA_MULTIPATH]) {
 		const struct rtnexthop *nh = mnl_attr_get_payload(tb[RTA_MULTIPATH]);
 		int rem = (int)mnl_attr_get_payload_len(tb[RTA_MULTIPATH]);
@@ -98,7 +100,9 @@ static int route_cb(const struct nlmsghdr *nlh, void *data)
 
 			mnl_attr_parse_payload(RTNH_DATA(nh), nh->rtnh_len - sizeof(*nh),
 					       route_attr, ntb);
-			if (!ntb[RTA_GATEWAY] || mnl_attr_get_payload_len(ntb[RTA_GATEWAY]) != alen)
+			if (!ntb[RTA_GATEWAY] ||
+			    mnl_attr_get_payload_len(ntb[RTA_GATEWAY]) != alen ||
+			    (c.want_oif && nh->rtnh_ifindex != c.want_oif))
 				continue;
 			memcpy(c.gw, mnl_attr_get_payload(ntb[RTA_GATEWAY]), alen);
 			c.oif = nh->rtnh_ifindex;
@@ -540,6 +544,87 @@ void nexthop_watch_stop(struct daemon *d)
 		mnl_socket_close(nh.nl);
 	nh.nl = NULL;
 	nh.nl_src.fd = nh.tick_src.fd = -1;
+}
+
+static int iface_info(const char *name, uint8_t mac[6], uint32_t *mtu);
+
+/* The MAC of the default route's gateway on interface ifindex (IPv4
+ * first); -ENOENT: no default route through it, or no usable neighbour
+ * entry yet (then the kernel is asked to resolve it).
+ */
+static int iface_nexthop(int ifindex, uint8_t mac[6])
+{
+	static const int families[] = {AF_INET, AF_INET6};
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct gw_info gi = {.family = families[i], .want_oif = ifindex};
+
+		if (nl_dump(RTM_GETROUTE, gi.family, route_cb, &gi) || !gi.found)
+			continue;
+		if (!neigh_get(&gi, mac))
+			return 0;
+		neigh_use(&gi);
+	}
+	return -ENOENT;
+}
+
+/*
+ * The per-interface MACs (maglev_ifl2) of every attached interface: its own
+ * MAC and its own next hop (nexthop_mac if set, else the gateway of the
+ * default route through it, else the datapath's global next hop: one
+ * interface, or a gateway not resolved yet). Entries of interfaces no longer
+ * configured go. Only netlink dumps and an ioctl: nothing waits.
+ */
+void netinfo_if_sync(struct daemon *d)
+{
+	int fd = d->dp ? maglev_dp_map_fd(d->dp, "maglev_ifl2") : -1, keep[CFG_MAX_IFACES],
+	    nkeep = 0;
+	const struct maglevd_config *cfg = &d->cfg;
+	struct maglev_config mc;
+	uint32_t key, next, *prev = NULL;
+	int i;
+
+	if (fd < 0 || maglev_dp_get_config(d->dp, &mc))
+		return;
+	for (i = 0; i < cfg->n_ifaces; i++) {
+		struct maglev_if_l2 want, cur;
+		uint32_t ifindex = if_nametoindex(cfg->ifaces[i]), mtu;
+		char ifn[IF_NAMESIZE];
+
+		if (!ifindex || iface_info(cfg->ifaces[i], want.src_mac, &mtu))
+			continue;
+		keep[nkeep++] = (int)ifindex;
+		if (!cfg->nexthop_auto)
+			memcpy(want.nexthop_mac, cfg->nexthop_mac, 6);
+		else if (iface_nexthop((int)ifindex, want.nexthop_mac))
+			memcpy(want.nexthop_mac, mc.nexthop_mac, 6);
+		if (!bpf_map_lookup_elem(fd, &ifindex, &cur) && !memcmp(&cur, &want, sizeof(want)))
+			continue;
+		if (bpf_map_update_elem(fd, &ifindex, &want, 0)) {
+			log_err("interface %s: writing its MACs: %s", cfg->ifaces[i],
+				strerror(errno));
+			continue;
+		}
+		snprintf(ifn, sizeof(ifn), "%s", cfg->ifaces[i]);
+		log_info("interface %s: frames leave from %02x:%02x:%02x:%02x:%02x:%02x to "
+			 "%02x:%02x:%02x:%02x:%02x:%02x",
+			 ifn, want.src_mac[0], want.src_mac[1], want.src_mac[2], want.src_mac[3],
+			 want.src_mac[4], want.src_mac[5], want.nexthop_mac[0], want.nexthop_mac[1],
+			 want.nexthop_mac[2], want.nexthop_mac[3], want.nexthop_mac[4],
+			 want.nexthop_mac[5]);
+	}
+	/* Interfaces no longer attached: their entries go. */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		bool kept = false;
+
+		for (i = 0; i < nkeep; i++)
+			kept |= keep[i] == (int)next;
+		if (!kept && !bpf_map_delete_elem(fd, &next))
+			continue; /* deleted: the walk goes on from prev */
+		key = next;
+		prev = &key;
+	}
 }
 
 static int iface_info(const char *name, uint8_t mac[6], uint32_t *mtu)

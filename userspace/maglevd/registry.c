@@ -185,6 +185,14 @@ void vip_hc(const struct vip *v, const struct hc_params *d, struct hc_params *ou
 		out->rise = v->hc.rise;
 	if (v->hc_set & HCF_FALL)
 		out->fall = v->hc.fall;
+	if (v->hc_set & HCF_ON_FAIL)
+		out->on_fail = v->hc.on_fail;
+	if (v->hc_set & HCF_PAYLOAD)
+		memcpy(out->payload, v->hc.payload, sizeof(out->payload));
+	if (v->hc_set & HCF_EXPECT)
+		memcpy(out->expect, v->hc.expect, sizeof(out->expect));
+	if (v->hc_set & HCF_DNS_NAME)
+		memcpy(out->dns_name, v->hc.dns_name, sizeof(out->dns_name));
 	if (!out->port)
 		out->port = ntohs(v->key.port);
 }
@@ -515,11 +523,14 @@ int registry_be_del(struct registry *r, struct vip *v, const struct ctl_addr *a,
 	return 0;
 }
 
-/* Flags the datapath should hold for b: in the table, draining, or neither. */
-static uint8_t be_flags(const struct be *b)
+/* Flags the datapath should hold for b: in the table, draining, or neither.
+ * A failed backend of an on_fail drain VIP keeps its established flows:
+ * draining, not gone.
+ */
+static uint8_t be_flags(const struct be *b, enum hc_on_fail on_fail)
 {
 	if (!b->up)
-		return 0;
+		return on_fail == HC_ON_FAIL_DRAIN && !b->start_down ? MAGLEV_BACKEND_F_DRAIN : 0;
 	/* Weight 0 takes no new flows but keeps its own, like drain. */
 	if (b->drain || !b->weight)
 		return MAGLEV_BACKEND_F_DRAIN;
@@ -597,7 +608,7 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 	for (i = 0; i < v->nbe; i++) {
 		const struct be *b = &v->bes[i];
 
-		if (be_flags(b) != MAGLEV_BACKEND_F_UP)
+		if (be_flags(b, HC_ON_FAIL_REPICK) != MAGLEV_BACKEND_F_UP)
 			continue;
 		specs[n].family = b->addr.family;
 		memcpy(specs[n].addr, b->addr.addr, sizeof(specs[n].addr));
@@ -684,9 +695,11 @@ static int write_vip_info(const struct vip *v, const struct registry_ctx *ctx, c
 static int commit_vip(const struct vip *old, struct vip *v, const struct registry_ctx *ctx,
 		      char *err, size_t errlen)
 {
+	struct hc_params hc;
 	uint32_t i;
 	int r = 0;
 
+	vip_hc(v, &ctx->cfg->hc, &hc);
 	if (old)
 		for (i = 0; i < old->nbe; i++)
 			old_by_idx[old->bes[i].idx] = &old->bes[i];
@@ -696,7 +709,7 @@ static int commit_vip(const struct vip *old, struct vip *v, const struct registr
 	for (i = 0; i < v->nbe && !r; i++) {
 		struct be *b = &v->bes[i];
 		const struct be *o = old_by_idx[b->idx];
-		uint8_t f = be_flags(b);
+		uint8_t f = be_flags(b, hc.on_fail);
 
 		if (f == MAGLEV_BACKEND_F_UP && (!o || o->dp_flags != f || o->gen != b->gen))
 			r = write_backend(ctx, b, f, err, errlen);

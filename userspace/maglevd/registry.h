@@ -32,6 +32,10 @@ enum {
 	HCF_TIMEOUT = 1 << 5,
 	HCF_RISE = 1 << 6,
 	HCF_FALL = 1 << 7,
+	HCF_ON_FAIL = 1 << 8,
+	HCF_PAYLOAD = 1 << 9,
+	HCF_EXPECT = 1 << 10,
+	HCF_DNS_NAME = 1 << 11,
 };
 
 struct be {

@@ -216,6 +216,10 @@ static const char *const vip_add_keys[] = {"port_any",
 					   "check_fall",
 					   "check_interval_ms",
 					   "check_timeout_ms",
+					   "check_on_fail",
+					   "check_payload",
+					   "check_expect",
+					   "check_dns_name",
 					   "placement",
 					   "vnodes",
 					   NULL};
@@ -227,7 +231,7 @@ static const char *const vip_add_keys[] = {"port_any",
 static int vip_opts(json_object *req, uint8_t *encap, uint16_t *gue, struct hc_params *hc,
 		    uint32_t *hc_set, bool *any_given, struct req_err *e)
 {
-	const char *encap_s, *check_s, *path_s;
+	const char *encap_s, *check_s, *path_s, *fail_s;
 	int64_t v, port = *gue;
 	bool has, gue_given;
 
@@ -253,7 +257,8 @@ static int vip_opts(json_object *req, uint8_t *encap, uint16_t *gue, struct hc_p
 		return -EINVAL;
 	if (check_s) {
 		if (hc_type_parse(check_s, &hc->type))
-			return fail(e, "unknown check '%.40s' (tcp, http or none)", check_s);
+			return fail(e, "unknown check '%.40s' (tcp, http, udp, dns or none)",
+				    check_s);
 		*hc_set |= HCF_TYPE;
 		*any_given = true;
 	}
@@ -264,6 +269,29 @@ static int vip_opts(json_object *req, uint8_t *encap, uint16_t *gue, struct hc_p
 			return fail(e, "check_path too long");
 		strcpy(hc->path, path_s);
 		*hc_set |= HCF_PATH;
+		*any_given = true;
+	}
+#define OPT_STR(name, field, bit)                                            \
+	if (get_str(req, name, false, &path_s, e))                           \
+		return -EINVAL;                                              \
+	if (path_s) {                                                        \
+		if (strlen(path_s) >= sizeof(hc->field))                     \
+			return fail(e, name " too long (at most %zu bytes)", \
+				    sizeof(hc->field) - 1);                  \
+		strcpy(hc->field, path_s);                                   \
+		*hc_set |= bit;                                              \
+		*any_given = true;                                           \
+	}
+	OPT_STR("check_payload", payload, HCF_PAYLOAD)
+	OPT_STR("check_expect", expect, HCF_EXPECT)
+	OPT_STR("check_dns_name", dns_name, HCF_DNS_NAME)
+#undef OPT_STR
+	if (get_str(req, "check_on_fail", false, &fail_s, e))
+		return -EINVAL;
+	if (fail_s) {
+		if (hc_on_fail_parse(fail_s, &hc->on_fail))
+			return fail(e, "unknown check_on_fail '%.40s' (repick or drain)", fail_s);
+		*hc_set |= HCF_ON_FAIL;
 		*any_given = true;
 	}
 #define OPT_INT(name, field, bit, lo, hi)            \
@@ -363,6 +391,18 @@ static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, st
 		return -EINVAL;
 	if (encap != v->encap || gue != v->gue_port)
 		v->info_dirty = true;
+	{
+		struct hc_params before, after;
+		struct vip probe = *v;
+
+		/* A new on_fail rewrites the failed backends' flags. */
+		vip_hc(v, &d->cfg.hc, &before);
+		probe.hc = hc;
+		probe.hc_set = hc_set;
+		vip_hc(&probe, &d->cfg.hc, &after);
+		if (before.on_fail != after.on_fail)
+			v->dirty = true;
+	}
 	v->encap = encap;
 	v->gue_port = gue;
 	v->hc = hc;
@@ -635,6 +675,15 @@ static json_object *vip_summary(const struct vip *v, const struct hc_params *def
 		json_object_object_add(chk, "timeout_ms", json_object_new_int64(hc.timeout_ms));
 		json_object_object_add(chk, "rise", json_object_new_int64(hc.rise));
 		json_object_object_add(chk, "fall", json_object_new_int64(hc.fall));
+		json_object_object_add(chk, "on_fail",
+				       json_object_new_string(hc_on_fail_name(hc.on_fail)));
+		if (hc.type == HC_UDP) {
+			json_object_object_add(chk, "payload", json_object_new_string(hc.payload));
+			json_object_object_add(chk, "expect", json_object_new_string(hc.expect));
+		}
+		if (hc.type == HC_DNS)
+			json_object_object_add(chk, "dns_name",
+					       json_object_new_string(hc.dns_name));
 		if (hc.type == HC_HTTP) {
 			json_object_object_add(chk, "path", json_object_new_string(hc.path));
 			json_object_object_add(chk, "status", json_object_new_int64(hc.status));

@@ -63,6 +63,15 @@ json_object *state_vip_json(const struct vip *v, bool with_ids)
 		json_object_object_add(chk, "rise", json_object_new_int64(v->hc.rise));
 	if (v->hc_set & HCF_FALL)
 		json_object_object_add(chk, "fall", json_object_new_int64(v->hc.fall));
+	if (v->hc_set & HCF_PAYLOAD)
+		json_object_object_add(chk, "payload", json_object_new_string(v->hc.payload));
+	if (v->hc_set & HCF_EXPECT)
+		json_object_object_add(chk, "expect", json_object_new_string(v->hc.expect));
+	if (v->hc_set & HCF_DNS_NAME)
+		json_object_object_add(chk, "dns_name", json_object_new_string(v->hc.dns_name));
+	if (v->hc_set & HCF_ON_FAIL)
+		json_object_object_add(chk, "on_fail",
+				       json_object_new_string(hc_on_fail_name(v->hc.on_fail)));
 	json_object_object_add(o, "check", chk);
 	if (with_ids) {
 		json_object *base = json_object_new_object();
@@ -254,6 +263,30 @@ static int parse_check(json_object *c, struct hc_params *hc, uint32_t *set, char
 			return -EINVAL;
 		}
 		*set |= HCF_TYPE;
+	}
+#define CHK_S(name, field, bit)                                                \
+	if (get_member(c, name, json_type_string, false, &m, err, errlen))     \
+		return -EINVAL;                                                \
+	if (m) {                                                               \
+		if (json_object_get_string_len(m) >= (int)sizeof(hc->field)) { \
+			snprintf(err, errlen, "check " name " too long");      \
+			return -EINVAL;                                        \
+		}                                                              \
+		strcpy(hc->field, json_object_get_string(m));                  \
+		*set |= bit;                                                   \
+	}
+	CHK_S("payload", payload, HCF_PAYLOAD)
+	CHK_S("expect", expect, HCF_EXPECT)
+	CHK_S("dns_name", dns_name, HCF_DNS_NAME)
+#undef CHK_S
+	if (get_member(c, "on_fail", json_type_string, false, &m, err, errlen))
+		return -EINVAL;
+	if (m) {
+		if (hc_on_fail_parse(json_object_get_string(m), &hc->on_fail)) {
+			snprintf(err, errlen, "bad check on_fail");
+			return -EINVAL;
+		}
+		*set |= HCF_ON_FAIL;
 	}
 	if (get_member(c, "path", json_type_string, false, &m, err, errlen))
 		return -EINVAL;
