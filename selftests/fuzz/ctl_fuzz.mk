@@ -21,7 +21,7 @@ CTL_FUZZ_LIBS := -ljson-c -lmnl -lbpf -lelf -lz -lpthread
 # The daemon's code under test: everything but main.c (event loop, commit),
 # the control and metrics servers, and what only talks to the kernel.
 CTL_FUZZ_DAEMON := requests registry config state log table_swap slowpath health \
-	health_verdicts announce rtnl audit be_state status flow_count drift
+	health_verdicts announce rtnl audit be_state status flow_count drift second_chance
 CTL_FUZZ_LIB := ctl_proto maglev_table maglev_table_plan maglev_table_naive placement \
 	placement_ring placement_rendezvous slowpath_nl hc_encap \
 	dp_names conn_census

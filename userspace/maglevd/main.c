@@ -24,6 +24,7 @@
 #include "daemon.h"
 #include "flow_count.h"
 #include "log.h"
+#include "second_chance.h"
 #include "slowpath.h"
 #include "state.h"
 #include "status.h"
@@ -374,6 +375,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	health_tick(d);
 	announce_tick(d);
 	slowpath_tick(d);
+	second_chance_tick(d);
 	if (now - last_sample >= 1000) {
 		last_sample = now;
 		metrics_sample(d);
