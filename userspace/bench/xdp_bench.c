@@ -30,6 +30,7 @@
 #include "maglev_conn.h"
 #include "maglev_hash.h"
 #include "maglev_table.h"
+#include "maglev_second.h"
 #include "maglev_bench.h"
 #include "maglev_bench.skel.h"
 #include "pkt.h"
@@ -235,7 +236,7 @@ static int setup(struct ctx *c, char *err, size_t errlen)
 {
 	struct maglev_dp_opts o = {.pin_dir = "", .conn_table_size = conn_size};
 	struct maglev_seed seed = {MAGLEV_DEFAULT_SEED_K0, MAGLEV_DEFAULT_SEED_K1};
-	static uint32_t table[MAGLEV_TABLE_SIZE];
+	static uint32_t table[MAGLEV_TABLE_SIZE], prev[MAGLEV_TABLE_SIZE];
 	struct maglev_backend_spec spec[NBACKENDS];
 	struct maglev_config cfg;
 	struct maglev_err merr;
@@ -297,6 +298,29 @@ static int setup(struct ctx *c, char *err, size_t errlen)
 		ret = maglev_dp_vip_set(c->dp, &k, &info);
 		if (!ret)
 			ret = maglev_dp_table_swap(c->dp, info.vip_id, table);
+		if (ret)
+			return ret;
+	}
+	/* Second chance: VIP id 2, the v4 address port 81, GUE, every slot with
+	 * a previous owner (the next backend of the owner's family).
+	 */
+	{
+		struct maglev_vip_info info = {.vip_id = 2,
+					       .encap = MAGLEV_ENCAP_GUE,
+					       .flags = MAGLEV_VIP_F_SECOND_CHANCE,
+					       .gue_port = htons(MAGLEV_GUE_PORT_DEFAULT)};
+		struct maglev_vip_key k = {.port = htons(81), .proto = IPPROTO_TCP};
+
+		client_flow(&f, P_AF4);
+		k.family = (uint8_t)f.family;
+		memcpy(k.addr, f.dst, 4);
+		for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
+			prev[i] = table[i] % NBACKENDS + 2 > NBACKENDS
+					  ? table[i] % NBACKENDS + 2 - NBACKENDS
+					  : table[i] % NBACKENDS + 2;
+		ret = maglev_dp_vip_set(c->dp, &k, &info);
+		if (!ret)
+			ret = maglev_dp_table_swap_prev(c->dp, info.vip_id, table, prev);
 		if (ret)
 			return ret;
 	}
@@ -470,6 +494,21 @@ int main(int argc, char **argv)
 		RUN("xdp_ns_established_v6", "established flow v6 (conn hit, IPIP)", wrap_fd,
 		    XDP_TX, REPEAT, 0, .reason = MAGLEV_REASON_TX_FORWARD,
 		    .ctr = MAGLEV_CTR_CONN_HIT, .ctr2 = -1);
+	}
+
+	/* Second chance: the same ACK every iteration, never recorded (a flow
+	 * that carries its slot's previous owner): VIP lookup, pick, previous
+	 * owner, GUE with the 20-byte private field.
+	 */
+	if (WANT("xdp_ns_second_chance_v4")) {
+		struct flow fs = f4;
+
+		fs.dport = 81;
+		frame_for(fr, &fs, 0x10);
+		set_packet(&c, fr, 0);
+		RUN("xdp_ns_second_chance_v4", "miss v4 carrying a previous owner (GUE + 20 B)",
+		    wrap_fd, XDP_TX, REPEAT, 0, .reason = MAGLEV_REASON_TX_FORWARD,
+		    .ctr = MAGLEV_CTR_SC_CARRIED, .ctr2 = MAGLEV_CTR_CONN_MISS);
 	}
 
 	/* New flow: every iteration a SYN from a client address never seen
