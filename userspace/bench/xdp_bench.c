@@ -73,6 +73,8 @@ struct expect {
 	int either; /* ctr and ctr2 together moved once per iteration */
 };
 
+#include "decap_bench.h"
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -414,7 +416,7 @@ int main(int argc, char **argv)
 {
 	const char *only = getenv("XDP_BENCH_ONLY");
 	struct ctx c = {0};
-	struct result res[24];
+	struct result res[32];
 	struct json_object *js;
 	struct flow f4, f6;
 	uint8_t fr[FRAME];
@@ -600,6 +602,51 @@ int main(int argc, char **argv)
 		    .reason = MAGLEV_REASON_PASS_NOT_VIP, .ctr = -1, .ctr2 = -1);
 		RUN("xdp_ns_nonvip_direct", "non-VIP v4, balancer run directly", c.lb_fd, XDP_PASS,
 		    REPEAT, 0, .reason = MAGLEV_REASON_PASS_NOT_VIP, .ctr = -1, .ctr2 = -1);
+	}
+
+	/* Last: the decap cases move this process into a namespace of its own. */
+	if (WANT("xdp_ns_decap")) {
+		static const struct {
+			const char *key, *what;
+			int prev, sport_off, action;
+			uint32_t ctr;
+		} dc[] = {
+			{"xdp_ns_decap_gue", "decap: plain GUE (no socket lookup)", 0, 0, XDP_PASS,
+			 MAGLEV_DECAP_DONE},
+			{"xdp_ns_decap_sc_local", "decap: previous owner carried, socket found", 1,
+			 0, XDP_PASS, MAGLEV_DECAP_SC_LOCAL},
+			{"xdp_ns_decap_sc_redirect",
+			 "decap: previous owner carried, no socket: sent on", 1, 1, XDP_TX,
+			 MAGLEV_DECAP_SC_REDIRECT},
+		};
+		struct decap_bench db = {0};
+		struct flow fd4;
+		size_t k;
+
+		client_flow(&fd4, P_AF4);
+		ret = decap_setup(&db, &fd4);
+		if (ret) {
+			fprintf(stderr, "decap setup: %s\n", strerror(-ret));
+			return 1;
+		}
+		set_target(&c, bpf_program__fd(db.skel->progs.maglev_decap));
+		for (k = 0; k < sizeof(dc) / sizeof(dc[0]); k++) {
+			struct flow fl = fd4;
+			uint64_t before = decap_ctr(&db, dc[k].ctr);
+
+			fl.sport += (uint16_t)dc[k].sport_off;
+			decap_frame(fr, &fl, dc[k].prev);
+			set_packet(&c, fr, 0);
+			RUN(dc[k].key, dc[k].what, wrap_fd, (uint32_t)dc[k].action, REPEAT, 0,
+			    .reason = -1, .ctr = -1, .ctr2 = -1);
+			/* The path check measure() makes for the balancer. */
+			if (decap_ctr(&db, dc[k].ctr) - before != (uint64_t)REPEAT * ROUNDS) {
+				fprintf(stderr, "path check: %s moved by %llu\n", dc[k].key,
+					(unsigned long long)(decap_ctr(&db, dc[k].ctr) - before));
+				return 1;
+			}
+		}
+		maglev_decap__destroy(db.skel);
 	}
 
 	mem_ns = mem_dependent_load_ns();
