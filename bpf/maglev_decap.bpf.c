@@ -11,9 +11,14 @@
  *
  * The GUE port is element 0 of maglev_decap_cfg (network order); 0 means
  * MAGLEV_GUE_PORT_DEFAULT.
+ *
+ * Second chance (include/maglev_second.h): a GUE packet carrying a previous
+ * owner whose TCP segment no local socket claims is sent on to that owner
+ * instead (maglev_decap_second.h).
  */
 #include "xdp_consts.h"
 #include "xdp_parse.h"
+#include "maglev_second.h"
 
 struct maglev_decap_config {
 	__be16 gue_port;
@@ -27,10 +32,10 @@ struct {
 	__type(value, struct maglev_decap_config);
 } maglev_decap_cfg SEC(".maps");
 
-enum { MAGLEV_DECAP_DONE, MAGLEV_DECAP_PASS, MAGLEV_DECAP_DROP_ECN, MAGLEV_DECAP_MAX };
-
-/* Per CPU: [0] packets decapsulated, [1] packets passed untouched, [2] packets
- * dropped for an outer CE on a not-ECN-capable inner packet (RFC 6040 4.2).
+/* Per CPU, indexed by enum maglev_decap_counter (include/maglev_second.h):
+ * [0] packets decapsulated, [1] packets passed untouched, [2] packets
+ * dropped for an outer CE on a not-ECN-capable inner packet (RFC 6040 4.2),
+ * then the second-chance outcomes.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -47,6 +52,8 @@ static __always_inline int maglev_decap_count(__u32 what)
 		*c += 1;
 	return what == MAGLEV_DECAP_DROP_ECN ? XDP_DROP : XDP_PASS;
 }
+
+#include "maglev_decap_second.h"
 
 #define MAGLEV_ECN_NOT_ECT 0
 #define MAGLEV_ECN_ECT1	   1
@@ -114,8 +121,11 @@ static __always_inline int maglev_inner_ok(void *p, void *data_end, __u8 inner)
 	return 0;
 }
 
-/* GUE after a UDP header at l4: the bytes of UDP + GUE, 0 if not ours. */
-static __always_inline __u32 maglev_gue_len(void *l4, void *data_end, __u8 *inner)
+/* GUE after a UDP header at l4: the bytes of UDP + GUE, 0 if not ours.
+ * *gue is set to the GUE header.
+ */
+static __always_inline __u32 maglev_gue_len(void *l4, void *data_end, __u8 *inner,
+					    struct maglev_gue_hdr **gue)
 {
 	struct udphdr *uh = l4;
 	struct maglev_gue_hdr *gh = l4 + sizeof(*uh);
@@ -135,6 +145,7 @@ static __always_inline __u32 maglev_gue_len(void *l4, void *data_end, __u8 *inne
 		return 0;
 	hlen = (gh->ver_c_hlen & 0x1f) * 4;
 	*inner = gh->proto;
+	*gue = gh;
 	return sizeof(*uh) + MAGLEV_GUE_HLEN + hlen;
 }
 
@@ -144,7 +155,9 @@ int maglev_decap(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	__u8 l2buf[22], inner = 0, outer_ecn;
+	struct maglev_gue_hdr *gue = NULL;
 	__u32 l2 = 0, strip = 0, vb, i;
+	int r;
 	__be16 proto = 0;
 	void *l3;
 
@@ -162,7 +175,7 @@ int maglev_decap(struct xdp_md *ctx)
 		if (iph->protocol == IPPROTO_IPIP || iph->protocol == IPPROTO_IPV6)
 			inner = iph->protocol;
 		else if (iph->protocol == IPPROTO_UDP)
-			strip += maglev_gue_len(iph + 1, data_end, &inner);
+			strip += maglev_gue_len(iph + 1, data_end, &inner, &gue);
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = l3;
 
@@ -172,13 +185,19 @@ int maglev_decap(struct xdp_md *ctx)
 		if (ip6->nexthdr == IPPROTO_IPIP || ip6->nexthdr == IPPROTO_IPV6)
 			inner = ip6->nexthdr;
 		else if (ip6->nexthdr == IPPROTO_UDP)
-			strip += maglev_gue_len(ip6 + 1, data_end, &inner);
+			strip += maglev_gue_len(ip6 + 1, data_end, &inner, &gue);
 	}
 	if (!inner || strip > 40 + 8 + 4 + 31 * 4 || !maglev_inner_ok(l3 + strip, data_end, inner))
 		return maglev_decap_count(MAGLEV_DECAP_PASS);
 	/* Not an IP header either way if shorter than 12 bytes. */
 	if ((void *)((__u8 *)l3 + strip + 12) > data_end)
 		return maglev_decap_count(MAGLEV_DECAP_PASS);
+	if (gue && (gue->flags & bpf_htons(MAGLEV_GUE_F_PREV))) {
+		r = maglev_second_chance(ctx, l3, strip, gue, inner, proto == bpf_htons(ETH_P_IP));
+		/* Delivered here otherwise (the lookups leave the packet as it is). */
+		if (r >= 0)
+			return r;
+	}
 	outer_ecn = maglev_ecn_of(l3, proto == bpf_htons(ETH_P_IP));
 	if (maglev_ecn_decap(l3 + strip, data_end, inner == IPPROTO_IPIP, outer_ecn))
 		return maglev_decap_count(MAGLEV_DECAP_DROP_ECN);

@@ -45,6 +45,7 @@ static __always_inline int maglev_syn_keeps(const struct maglev_conn_bucket *b, 
 /* Where a packet goes: the backend and the VIP data the encapsulation needs. */
 struct maglev_dest {
 	struct maglev_backend *be;
+	struct maglev_backend *prev; /* second chance: carried in GUE, or NULL */
 	__u32 idx;
 	__u32 vip_id;
 	__u16 gue_port;
@@ -147,7 +148,8 @@ static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_p
 	if (pkt->ttl <= 1)
 		return MAGLEV_DROP(DROP_TTL);
 	over = (be->family == MAGLEV_AF_INET6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
-	       (d->encap == MAGLEV_ENCAP_GUE ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0);
+	       (d->encap == MAGLEV_ENCAP_GUE ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0) +
+	       (d->prev ? sizeof(struct maglev_gue_prev) : 0);
 	if (cfg->mtu && pkt->l3_len + over > cfg->mtu) {
 		/* Never an ICMP error about an ICMP error (RFC 1122 3.2.2).
 		 * The too-big quote is the fixed header and 8 bytes: with
@@ -162,17 +164,19 @@ static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_p
 				       mtu < MAGLEV_IPV6_MIN_MTU ? MAGLEV_IPV6_MIN_MTU : mtu);
 	}
 	maglev_count_fwd(d->vip_id, d->idx, pkt->frame_len, d->new_flow);
-	return maglev_encap(ctx, pkt, be, d->encap,
+	return maglev_encap(ctx, pkt, be, d->prev, d->encap,
 			    d->gue_port ? d->gue_port : bpf_htons(MAGLEV_GUE_PORT_DEFAULT), cfg,
 			    icmp ? MAGLEV_REASON_TX_ICMP_FORWARD : MAGLEV_REASON_TX_FORWARD);
 }
 
-/* Maglev pick from the VIP's current table; 0 and *reason if none. */
+/* Maglev pick from the VIP's current table; 0 and *reason if none. *prev:
+ * the slot's previous owner (0: none).
+ */
 static __always_inline __u32 maglev_pick_backend(const struct maglev_pkt *pkt,
 						 const struct maglev_config *cfg,
-						 struct maglev_dest *d, int *reason)
+						 struct maglev_dest *d, int *reason, __u32 *prev)
 {
-	__u32 idx = maglev_pick(pkt, cfg, d->vip_id, reason);
+	__u32 idx = maglev_pick(pkt, cfg, d->vip_id, reason, prev);
 
 	if (!idx)
 		return 0;
@@ -254,6 +258,33 @@ static __always_inline void maglev_conn_revalidate(struct maglev_conn_slot *e,
 }
 
 /*
+ * Second chance: a TCP packet with no connection entry that is no SYN, on
+ * a second-chance VIP whose slot changed owner recently, may belong to a
+ * connection the previous owner holds (another balancer, or this one before
+ * its table was flushed, sent it there). It goes to the current owner with
+ * the previous one carried in GUE, whose decap sends it on if no local
+ * socket claims it. Not recorded: the next packet must carry it too. The
+ * previous owner must still exist, and be of the current owner's family
+ * (the backend rewrites the outer addresses in place).
+ */
+static __always_inline int maglev_second_chance(const struct maglev_pkt *pkt,
+						const struct maglev_vip_info *vi,
+						struct maglev_dest *d, __u32 prev, int syn)
+{
+	struct maglev_backend *pb;
+
+	if (!prev || prev == d->idx || syn || pkt->key.proto != IPPROTO_TCP ||
+	    vi->encap != MAGLEV_ENCAP_GUE || !(vi->flags & MAGLEV_VIP_F_SECOND_CHANCE))
+		return 0;
+	pb = bpf_map_lookup_elem(&maglev_backends, &prev);
+	if (!pb || !maglev_backend_usable(pb) || pb->family != d->be->family)
+		return 0;
+	d->prev = pb;
+	maglev_count(MAGLEV_CTR_SC_CARRIED);
+	return 1;
+}
+
+/*
  * A TCP/UDP packet to a VIP address. Established flows are found in the
  * connection table first; while the VIP map has not changed since the entry
  * was written (vip_gen), the entry's cached VIP saves the VIP lookup.
@@ -269,7 +300,7 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 	struct maglev_vip_info vi = {};
 	struct maglev_dest d = {};
 	struct maglev_config *cfg;
-	__u32 zero = 0, gen, *genp;
+	__u32 zero = 0, gen, *genp, prev = 0;
 	int reason = 0, way, syn;
 	__u64 now = 0, h = 0;
 
@@ -331,12 +362,14 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 				maglev_conn_revalidate(e, &c, gen);
 			maglev_count(MAGLEV_CTR_CONN_HIT);
 		} else {
-			if (!maglev_pick_backend(pkt, cfg, &d, &reason)) {
+			if (!maglev_pick_backend(pkt, cfg, &d, &reason, &prev)) {
 				maglev_count(MAGLEV_CTR_CONN_MISS);
 				return maglev_verdict(reason, XDP_DROP);
 			}
 			if (syn && e && maglev_conn_same(&c, &d, gen)) {
 				maglev_count(MAGLEV_CTR_CONN_HIT);
+			} else if (!e && maglev_second_chance(pkt, &vi, &d, prev, syn)) {
+				maglev_count(MAGLEV_CTR_CONN_MISS);
 			} else if (way == MAGLEV_CONN_WAY_BUSY) {
 				/* Never over a way with this key: it may be
 				 * another CPU rewriting this flow's entry.
@@ -373,7 +406,7 @@ static __always_inline int maglev_icmp_forward(struct xdp_md *ctx, struct maglev
 	struct maglev_config *cfg;
 	__u64 now = 0, h = 0;
 	int reason = 0, way;
-	__u32 zero = 0;
+	__u32 zero = 0, prev;
 
 	cfg = bpf_map_lookup_elem(&maglev_cfg, &zero);
 	if (!cfg)
@@ -385,7 +418,7 @@ static __always_inline int maglev_icmp_forward(struct xdp_md *ctx, struct maglev
 	if (b && way >= 0 && c.vip_id == d.vip_id)
 		d.idx = maglev_conn_usable(&b->slot[way & (MAGLEV_CONN_WAYS - 1)], &c, cfg, pkt,
 					   &d.be, &now, 1);
-	if (!d.idx && !maglev_pick_backend(pkt, cfg, &d, &reason))
+	if (!d.idx && !maglev_pick_backend(pkt, cfg, &d, &reason, &prev))
 		return maglev_verdict(reason, XDP_DROP);
 	return maglev_send(ctx, pkt, &d, cfg, 1);
 }

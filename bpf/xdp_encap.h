@@ -82,13 +82,17 @@ static __always_inline int maglev_dec_ttl(struct xdp_md *ctx, const struct magle
  * has checked TTL and MTU.
  */
 static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_pkt *pkt,
-					const struct maglev_backend *be, __u8 encap, __u16 gue_port,
-					const struct maglev_config *cfg, __u32 reason)
+					const struct maglev_backend *be,
+					const struct maglev_backend *prev, __u8 encap,
+					__u16 gue_port, const struct maglev_config *cfg,
+					__u32 reason)
 {
 	int outer6 = be->family == MAGLEV_AF_INET6;
 	int gue = encap == MAGLEV_ENCAP_GUE;
+	/* Second chance: the previous owner in a GUE private field. */
+	__u32 opt = gue && prev ? sizeof(struct maglev_gue_prev) : 0;
 	__u32 over = (outer6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
-		     (gue ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0);
+		     (gue ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0) + opt;
 	__u8 inner_proto = pkt->key.family == MAGLEV_AF_INET ? IPPROTO_IPIP : IPPROTO_IPV6;
 	__u32 fold = maglev_outer_fold(pkt->key.src, pkt->key.sport, pkt->key.dport);
 	__u32 vb = maglev_vlan_bytes(pkt->l2_len), t1, t2, ifindex;
@@ -106,7 +110,7 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 		return MAGLEV_DROP(DROP_ADJUST);
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
-	if (over > 52)
+	if (over > 52 + sizeof(struct maglev_gue_prev))
 		return MAGLEV_DROP(DROP_ADJUST);
 	old = data + over;
 	/* Every frame here has at least 22 bytes past the old L2 start. */
@@ -195,11 +199,23 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 			return MAGLEV_DROP(DROP_ADJUST);
 		uh->source = bpf_htons(0x8000 | (fold & 0x7fff));
 		uh->dest = gue_port;
-		uh->len = bpf_htons(pkt->l3_len + sizeof(*uh) + MAGLEV_GUE_HLEN);
+		uh->len = bpf_htons(pkt->l3_len + sizeof(*uh) + MAGLEV_GUE_HLEN + opt);
 		uh->check = 0;
 		gh->ver_c_hlen = 0;
 		gh->proto = inner_proto;
 		gh->flags = 0;
+		if (opt) {
+			struct maglev_gue_prev *gp = (void *)(gh + 1);
+
+			if ((void *)(gp + 1) > data_end || !prev)
+				return MAGLEV_DROP(DROP_ADJUST);
+			gh->ver_c_hlen = MAGLEV_GUE_PREV_WORDS;
+			gh->flags = bpf_htons(MAGLEV_GUE_F_PREV);
+			gp->type = MAGLEV_GUE_PREV_TYPE;
+			gp->family = prev->family;
+			gp->pad = 0;
+			__builtin_memcpy(gp->addr, prev->addr, sizeof(gp->addr));
+		}
 	}
 	return maglev_verdict(reason, XDP_TX);
 }

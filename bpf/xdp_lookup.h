@@ -99,12 +99,15 @@ static __always_inline __u64 maglev_pkt_hash(const struct maglev_pkt *pkt,
 }
 
 /* Backend slot of this flow in the VIP's current table; 0: none. The inner
- * map pointer is taken once, so the whole lookup sees one table.
+ * map pointer is taken once, so the whole lookup sees one table: *prev is
+ * the slot's previous owner in that same table (0: none).
  */
 static __always_inline __u32 maglev_pick(const struct maglev_pkt *pkt,
-					 const struct maglev_config *cfg, __u32 vip_id, int *reason)
+					 const struct maglev_config *cfg, __u32 vip_id, int *reason,
+					 __u32 *prev)
 {
-	__u32 slot, zero = 0, idx, *t;
+	struct maglev_table *t;
+	__u32 slot, zero = 0, idx;
 	void *table;
 
 	table = bpf_map_lookup_elem(&maglev_tables, &vip_id);
@@ -122,7 +125,8 @@ static __always_inline __u32 maglev_pick(const struct maglev_pkt *pkt,
 		*reason = MAGLEV_REASON_DROP_NO_TABLE;
 		return 0;
 	}
-	idx = t[slot];
+	idx = t->owner[slot];
+	*prev = t->prev[slot];
 	if (!idx)
 		*reason = MAGLEV_REASON_DROP_NO_BACKEND;
 	return idx;

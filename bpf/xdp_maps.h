@@ -10,6 +10,7 @@
 #include <bpf/bpf_helpers.h>
 #include "maglev_maps.h"
 #include "maglev_conn.h"
+#include "maglev_second.h"
 #include "xdp_consts.h"
 
 struct {
@@ -78,13 +79,20 @@ struct {
  * table is the single value of a one-element array: array elements are
  * 8-byte aligned, so a u32-per-element array would not be one flat u32[] in
  * memory. BPF_F_MMAPABLE lets userspace fill a new table with one memcpy.
+ * The value is a struct maglev_table (include/maglev_second.h): the slot
+ * owners and the previous owners, so one swap replaces both. Declared as
+ * the flat array it is: clang gives BTF only a forward declaration of a
+ * struct seen through a pointer alone, which libbpf cannot size.
  */
+_Static_assert(sizeof(struct maglev_table) == 2 * MAGLEV_TABLE_SIZE * sizeof(__u32),
+	       "struct maglev_table is two flat arrays");
+
 struct maglev_table_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, __u32[MAGLEV_TABLE_SIZE]);
+	__type(value, __u32[2 * MAGLEV_TABLE_SIZE]);
 };
 
 struct {

@@ -188,7 +188,8 @@ enum maglev_reason { MAGLEV_REASONS(MAGLEV_REASON_ENUM_) MAGLEV_REASON_MAX };
 	X(CONN_INSERT, "conn_insert")	/* entry written */                               \
 	X(CONN_INSERT_SKIP,                                                               \
 	  "conn_insert_skip")	    /* above new_flow_limit: forwarded, not recorded */   \
-	X(CONN_EVICT, "conn_evict") /* insert replaced another live flow */
+	X(CONN_EVICT, "conn_evict") /* insert replaced another live flow */               \
+	X(SC_CARRIED, "sc_carried") /* miss, not a SYN: previous owner carried in GUE */
 
 #define MAGLEV_COUNTER_ENUM_(name, str) MAGLEV_CTR_##name,
 enum maglev_counter { MAGLEV_COUNTERS(MAGLEV_COUNTER_ENUM_) MAGLEV_CTR_MAX };

@@ -122,6 +122,16 @@ int maglev_dp_table_read(struct maglev_dp *dp, uint32_t vip_id, uint32_t *table)
 	return 0;
 }
 
+int maglev_dp_table_read_prev(struct maglev_dp *dp, uint32_t vip_id, uint32_t *table,
+			      uint32_t *prev)
+{
+	if (table)
+		maglev_dp_table_read(dp, vip_id, table);
+	if (prev)
+		memset(prev, 0, MAGLEV_TABLE_SIZE * sizeof(*prev));
+	return 0;
+}
+
 /* Flows with an even source port have an entry on index 2. */
 int maglev_dp_conn_lookup(struct maglev_dp *dp, const struct maglev_flow_key *key,
 			  struct maglev_conn *conn)
@@ -166,6 +176,13 @@ int maglev_dp_backend_set(struct maglev_dp *dp, uint32_t idx, const struct magle
 int maglev_dp_table_swap(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table)
 {
 	unreachable("maglev_dp_table_swap");
+	return -1;
+}
+
+int maglev_dp_table_swap_prev(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table,
+			      const uint32_t *prev)
+{
+	unreachable("maglev_dp_table_swap_prev");
 	return -1;
 }
 

@@ -5,7 +5,7 @@ BENCHES += $(BUILD)/bench/xdp_bench
 BENCHES += userspace/bench/stripped_bench.sh
 
 $(BUILD)/bench/xdp_bench: userspace/bench/xdp_bench.c selftests/xdp/pkt.h bpf/maglev_bench.h \
-		userspace/bench/bench_clock.h $(BUILD)/libmaglev.a \
-		$(BUILD)/maglev_bench.skel.h
+		userspace/bench/bench_clock.h userspace/bench/decap_bench.h $(BUILD)/libmaglev.a \
+		$(BUILD)/maglev_bench.skel.h $(BUILD)/maglev_decap.skel.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Iselftests/xdp -Ibpf -o $@ $< $(BUILD)/libmaglev.a -lbpf -lelf -lz -ljson-c

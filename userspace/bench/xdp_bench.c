@@ -30,6 +30,7 @@
 #include "maglev_conn.h"
 #include "maglev_hash.h"
 #include "maglev_table.h"
+#include "maglev_second.h"
 #include "maglev_bench.h"
 #include "maglev_bench.skel.h"
 #include "pkt.h"
@@ -71,6 +72,8 @@ struct expect {
 	int ctr2;
 	int either; /* ctr and ctr2 together moved once per iteration */
 };
+
+#include "decap_bench.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -235,7 +238,7 @@ static int setup(struct ctx *c, char *err, size_t errlen)
 {
 	struct maglev_dp_opts o = {.pin_dir = "", .conn_table_size = conn_size};
 	struct maglev_seed seed = {MAGLEV_DEFAULT_SEED_K0, MAGLEV_DEFAULT_SEED_K1};
-	static uint32_t table[MAGLEV_TABLE_SIZE];
+	static uint32_t table[MAGLEV_TABLE_SIZE], prev[MAGLEV_TABLE_SIZE];
 	struct maglev_backend_spec spec[NBACKENDS];
 	struct maglev_config cfg;
 	struct maglev_err merr;
@@ -297,6 +300,29 @@ static int setup(struct ctx *c, char *err, size_t errlen)
 		ret = maglev_dp_vip_set(c->dp, &k, &info);
 		if (!ret)
 			ret = maglev_dp_table_swap(c->dp, info.vip_id, table);
+		if (ret)
+			return ret;
+	}
+	/* Second chance: VIP id 2, the v4 address port 81, GUE, every slot with
+	 * a previous owner (the next backend of the owner's family).
+	 */
+	{
+		struct maglev_vip_info info = {.vip_id = 2,
+					       .encap = MAGLEV_ENCAP_GUE,
+					       .flags = MAGLEV_VIP_F_SECOND_CHANCE,
+					       .gue_port = htons(MAGLEV_GUE_PORT_DEFAULT)};
+		struct maglev_vip_key k = {.port = htons(81), .proto = IPPROTO_TCP};
+
+		client_flow(&f, P_AF4);
+		k.family = (uint8_t)f.family;
+		memcpy(k.addr, f.dst, 4);
+		for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
+			prev[i] = table[i] % NBACKENDS + 2 > NBACKENDS
+					  ? table[i] % NBACKENDS + 2 - NBACKENDS
+					  : table[i] % NBACKENDS + 2;
+		ret = maglev_dp_vip_set(c->dp, &k, &info);
+		if (!ret)
+			ret = maglev_dp_table_swap_prev(c->dp, info.vip_id, table, prev);
 		if (ret)
 			return ret;
 	}
@@ -390,7 +416,7 @@ int main(int argc, char **argv)
 {
 	const char *only = getenv("XDP_BENCH_ONLY");
 	struct ctx c = {0};
-	struct result res[24];
+	struct result res[32];
 	struct json_object *js;
 	struct flow f4, f6;
 	uint8_t fr[FRAME];
@@ -470,6 +496,21 @@ int main(int argc, char **argv)
 		RUN("xdp_ns_established_v6", "established flow v6 (conn hit, IPIP)", wrap_fd,
 		    XDP_TX, REPEAT, 0, .reason = MAGLEV_REASON_TX_FORWARD,
 		    .ctr = MAGLEV_CTR_CONN_HIT, .ctr2 = -1);
+	}
+
+	/* Second chance: the same ACK every iteration, never recorded (a flow
+	 * that carries its slot's previous owner): VIP lookup, pick, previous
+	 * owner, GUE with the 20-byte private field.
+	 */
+	if (WANT("xdp_ns_second_chance_v4")) {
+		struct flow fs = f4;
+
+		fs.dport = 81;
+		frame_for(fr, &fs, 0x10);
+		set_packet(&c, fr, 0);
+		RUN("xdp_ns_second_chance_v4", "miss v4 carrying a previous owner (GUE + 20 B)",
+		    wrap_fd, XDP_TX, REPEAT, 0, .reason = MAGLEV_REASON_TX_FORWARD,
+		    .ctr = MAGLEV_CTR_SC_CARRIED, .ctr2 = MAGLEV_CTR_CONN_MISS);
 	}
 
 	/* New flow: every iteration a SYN from a client address never seen
@@ -561,6 +602,51 @@ int main(int argc, char **argv)
 		    .reason = MAGLEV_REASON_PASS_NOT_VIP, .ctr = -1, .ctr2 = -1);
 		RUN("xdp_ns_nonvip_direct", "non-VIP v4, balancer run directly", c.lb_fd, XDP_PASS,
 		    REPEAT, 0, .reason = MAGLEV_REASON_PASS_NOT_VIP, .ctr = -1, .ctr2 = -1);
+	}
+
+	/* Last: the decap cases move this process into a namespace of its own. */
+	if (WANT("xdp_ns_decap")) {
+		static const struct {
+			const char *key, *what;
+			int prev, sport_off, action;
+			uint32_t ctr;
+		} dc[] = {
+			{"xdp_ns_decap_gue", "decap: plain GUE (no socket lookup)", 0, 0, XDP_PASS,
+			 MAGLEV_DECAP_DONE},
+			{"xdp_ns_decap_sc_local", "decap: previous owner carried, socket found", 1,
+			 0, XDP_PASS, MAGLEV_DECAP_SC_LOCAL},
+			{"xdp_ns_decap_sc_redirect",
+			 "decap: previous owner carried, no socket: sent on", 1, 1, XDP_TX,
+			 MAGLEV_DECAP_SC_REDIRECT},
+		};
+		struct decap_bench db = {0};
+		struct flow fd4;
+		size_t k;
+
+		client_flow(&fd4, P_AF4);
+		ret = decap_setup(&db, &fd4);
+		if (ret) {
+			fprintf(stderr, "decap setup: %s\n", strerror(-ret));
+			return 1;
+		}
+		set_target(&c, bpf_program__fd(db.skel->progs.maglev_decap));
+		for (k = 0; k < sizeof(dc) / sizeof(dc[0]); k++) {
+			struct flow fl = fd4;
+			uint64_t before = decap_ctr(&db, dc[k].ctr);
+
+			fl.sport += (uint16_t)dc[k].sport_off;
+			decap_frame(fr, &fl, dc[k].prev);
+			set_packet(&c, fr, 0);
+			RUN(dc[k].key, dc[k].what, wrap_fd, (uint32_t)dc[k].action, REPEAT, 0,
+			    .reason = -1, .ctr = -1, .ctr2 = -1);
+			/* The path check measure() makes for the balancer. */
+			if (decap_ctr(&db, dc[k].ctr) - before != (uint64_t)REPEAT * ROUNDS) {
+				fprintf(stderr, "path check: %s moved by %llu\n", dc[k].key,
+					(unsigned long long)(decap_ctr(&db, dc[k].ctr) - before));
+				return 1;
+			}
+		}
+		maglev_decap__destroy(db.skel);
 	}
 
 	mem_ns = mem_dependent_load_ns();

@@ -25,6 +25,7 @@
 #include "dp_layout.h"
 #include "maglev_hash.h"
 #include "maglev_conn.h"
+#include "maglev_second.h"
 #include "maglev_xdp.skel.h"
 
 #define MAGLEV_DP_MAX_LINKS 64
@@ -654,7 +655,7 @@ static size_t table_bytes(void)
 {
 	size_t page = sysconf(_SC_PAGESIZE);
 
-	return (MAGLEV_TABLE_SIZE * sizeof(uint32_t) + page - 1) / page * page;
+	return (sizeof(struct maglev_table) + page - 1) / page * page;
 }
 
 /*
@@ -663,21 +664,24 @@ static size_t table_bytes(void)
  * program takes the inner map pointer once per packet, so a packet sees the
  * old table or the new one, never a mix.
  */
-/* A new frozen inner map holding table, or a negative errno. */
-static int table_map_new(const uint32_t *table)
+/* A new frozen inner map holding table and, if not NULL, the previous
+ * owners prev (second chance; a fresh map is all zeros: none), or a
+ * negative errno.
+ */
+static int table_map_new(const uint32_t *table, const uint32_t *prev)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, copts, .map_flags = BPF_F_MMAPABLE);
 	size_t len = table_bytes();
-	void *mem;
+	struct maglev_table *mem;
 	int fd, ret;
 	uint32_t i;
 
 	for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
-		if (table[i] >= MAGLEV_MAX_BACKENDS)
+		if (table[i] >= MAGLEV_MAX_BACKENDS || (prev && prev[i] >= MAGLEV_MAX_BACKENDS))
 			return -EINVAL;
 	/* One element holding the whole table (see bpf/xdp_maps.h). */
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "maglev_table", sizeof(__u32),
-			    MAGLEV_TABLE_SIZE * sizeof(__u32), 1, &copts);
+			    sizeof(struct maglev_table), 1, &copts);
 	if (fd < 0)
 		return -errno;
 	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -686,7 +690,9 @@ static int table_map_new(const uint32_t *table)
 		close(fd);
 		return ret;
 	}
-	memcpy(mem, table, MAGLEV_TABLE_SIZE * sizeof(uint32_t));
+	memcpy(mem->owner, table, sizeof(mem->owner));
+	if (prev)
+		memcpy(mem->prev, prev, sizeof(mem->prev));
 	munmap(mem, len);
 	if (bpf_map_freeze(fd)) {
 		ret = -errno;
@@ -703,18 +709,24 @@ static int table_map_new(const uint32_t *table)
  * old table or the new one, never a mix. The update returns after an RCU
  * grace period (the kernel waits for programs still using the old table).
  */
-int maglev_dp_table_swap(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table)
+int maglev_dp_table_swap_prev(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table,
+			      const uint32_t *prev)
 {
 	int fd, ret;
 
 	if (vip_id >= MAGLEV_MAX_VIPS)
 		return -EINVAL;
-	fd = table_map_new(table);
+	fd = table_map_new(table, prev);
 	if (fd < 0)
 		return fd;
 	ret = ret_errno(bpf_map_update_elem(map_fd(dp->skel->maps.maglev_tables), &vip_id, &fd, 0));
 	close(fd);
 	return ret;
+}
+
+int maglev_dp_table_swap(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table)
+{
+	return maglev_dp_table_swap_prev(dp, vip_id, table, NULL);
 }
 
 int maglev_dp_table_swap_batch(struct maglev_dp *dp, size_t n, const uint32_t *vip_ids,
@@ -738,7 +750,7 @@ int maglev_dp_table_swap_batch(struct maglev_dp *dp, size_t n, const uint32_t *v
 	}
 	/* Build every table first: a bad one changes nothing. */
 	for (made = 0; made < n; made++) {
-		fds[made] = table_map_new(tables[made]);
+		fds[made] = table_map_new(tables[made], NULL);
 		if (fds[made] < 0) {
 			ret = fds[made];
 			goto out;
@@ -765,11 +777,12 @@ out:
 	return ret;
 }
 
-int maglev_dp_table_read(struct maglev_dp *dp, uint32_t vip_id, uint32_t *table)
+int maglev_dp_table_read_prev(struct maglev_dp *dp, uint32_t vip_id, uint32_t *table,
+			      uint32_t *prev)
 {
 	size_t len = table_bytes();
+	struct maglev_table *mem;
 	__u32 id;
-	void *mem;
 	int fd, ret = 0;
 
 	if (vip_id >= MAGLEV_MAX_VIPS)
@@ -783,11 +796,19 @@ int maglev_dp_table_read(struct maglev_dp *dp, uint32_t vip_id, uint32_t *table)
 	if (mem == MAP_FAILED) {
 		ret = -errno;
 	} else {
-		memcpy(table, mem, MAGLEV_TABLE_SIZE * sizeof(uint32_t));
+		if (table)
+			memcpy(table, mem->owner, sizeof(mem->owner));
+		if (prev)
+			memcpy(prev, mem->prev, sizeof(mem->prev));
 		munmap(mem, len);
 	}
 	close(fd);
 	return ret;
+}
+
+int maglev_dp_table_read(struct maglev_dp *dp, uint32_t vip_id, uint32_t *table)
+{
+	return maglev_dp_table_read_prev(dp, vip_id, table, NULL);
 }
 
 int maglev_dp_table_clear(struct maglev_dp *dp, uint32_t vip_id)

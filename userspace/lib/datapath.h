@@ -70,6 +70,14 @@ int maglev_dp_backend_get(struct maglev_dp *dp, uint32_t idx, struct maglev_back
  */
 int maglev_dp_table_swap(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table);
 int maglev_dp_table_read(struct maglev_dp *dp, uint32_t vip_id, uint32_t *table);
+/* The same with each slot's previous owner (second chance, 0: none) in
+ * prev[MAGLEV_TABLE_SIZE]: both arrays are one map value, swapped together.
+ * Either pointer of the read may be NULL.
+ */
+int maglev_dp_table_swap_prev(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table,
+			      const uint32_t *prev);
+int maglev_dp_table_read_prev(struct maglev_dp *dp, uint32_t vip_id, uint32_t *table,
+			      uint32_t *prev);
 /* Drop a VIP's table (after maglev_dp_vip_del). */
 int maglev_dp_table_clear(struct maglev_dp *dp, uint32_t vip_id);
 

@@ -130,6 +130,8 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 		{"port-any", OPT_FLAG, "port_any", true},
 		{"encap", OPT_STR, "encap", false},
 		{"gue-port", OPT_INT, "gue_port", false},
+		{"second-chance", OPT_FLAG, "second_chance", true},
+		{"no-second-chance", OPT_FLAG, "second_chance", false},
 		{"check", OPT_STR, "check", false},
 		{"check-port", OPT_INT, "check_port", false},
 		{"check-path", OPT_STR, "check_path", false},

@@ -61,8 +61,8 @@ _maglevctl() {
 		if [[ $cur == -* ]]; then
 			case "$obj $verb" in
 			" ") cands="-j --json -s --socket --expect-revision -V --version -h --help" ;;
-			"vip add") cands="--encap --gue-port --port-any --placement --vnodes $checks --help" ;;
-			"vip set") cands="--encap --gue-port --placement --vnodes $checks --help" ;;
+			"vip add") cands="--encap --gue-port --port-any --placement --vnodes --second-chance $checks --help" ;;
+			"vip set") cands="--encap --gue-port --placement --vnodes --second-chance --no-second-chance $checks --help" ;;
 			"backend add") cands="--weight --drain --start-down --help" ;;
 			"backend set") cands="--weight --drain --undrain --help" ;;
 			stats*) cands="-w --watch --help" ;;

@@ -118,6 +118,8 @@ void print_vip_show(const struct ctl_opts *o, json_object *resp)
 	       s_or(v, "encap", "?"));
 	if (jint(v, "gue_port"))
 		printf(" gue-port %" PRId64, jint(v, "gue_port"));
+	if (jbool(v, "second_chance"))
+		printf(" second-chance");
 	printf(" placement %s", s_or(v, "placement", "?"));
 	if (jint(v, "vnodes"))
 		printf(" vnodes %" PRId64, jint(v, "vnodes"));
@@ -256,6 +258,9 @@ void print_table(const struct ctl_opts *o, json_object *resp)
 	if (jint(resp, "other_slots"))
 		printf("%-40s %6s %-8s %8" PRId64 "\n", "(no backend)", "", "",
 		       jint(resp, "other_slots"));
+	if (jint(resp, "prev_slots"))
+		printf("second chance: %" PRId64 " slots carry their previous owner\n",
+		       jint(resp, "prev_slots"));
 	/* --dump: each run of slots with the same backend. */
 	n = arr_len(resp, "ranges", &arr);
 	if (n)

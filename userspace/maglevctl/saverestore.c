@@ -139,6 +139,8 @@ static size_t print_vips(FILE *f, json_object *resp, size_t *nbe)
 		fprintf(f, "vip add %s", name);
 		if (!strcmp(jstr(v, "encap") ? jstr(v, "encap") : "", "gue"))
 			fprintf(f, " --encap gue --gue-port %" PRId64, jint(v, "gue_port"));
+		if (jbool(v, "second_chance"))
+			fprintf(f, " --second-chance");
 		if (jstr(v, "placement") && strcmp(jstr(v, "placement"), "maglev"))
 			fprintf(f, " --placement %s", jstr(v, "placement"));
 		if (jint(v, "vnodes"))

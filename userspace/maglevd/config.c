@@ -16,6 +16,7 @@
 #include "log.h"
 #include "maglev_conn.h"
 #include "maglev_maps.h"
+#include "maglev_second.h"
 #include "maglev_table.h"
 
 #define CFG_MAX_FILE (1u << 20)
@@ -30,6 +31,7 @@ void config_defaults(struct maglevd_config *cfg)
 	cfg->udp_idle_ms = 30000;
 	cfg->new_flow_limit = MAGLEV_NEW_FLOW_LIMIT_DEFAULT;
 	cfg->tcp_closed_ms = MAGLEV_TCP_CLOSED_NS_DEFAULT / 1000000;
+	cfg->second_chance_ms = MAGLEV_SECOND_CHANCE_MS_DEFAULT;
 	cfg->conn_table_size = MAGLEV_CONN_TABLE_SIZE;
 	cfg->max_vips = MAGLEV_MAX_VIPS;
 	cfg->max_backends_per_vip = 4096;
@@ -354,6 +356,7 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 	U("new_flow_limit", cfg->new_flow_limit, 0, UINT32_MAX)
 	U("udp_idle_timeout_ms", cfg->udp_idle_ms, 1000, 86400000)
 	U("tcp_closed_timeout_ms", cfg->tcp_closed_ms, 100, 86400000)
+	U("second_chance_ms", cfg->second_chance_ms, 100, 86400000)
 	U("conn_table_size", cfg->conn_table_size, 1024, 1u << 28)
 	U("max_vips", cfg->max_vips, 1, MAGLEV_MAX_VIPS)
 	U("max_backends_per_vip", cfg->max_backends_per_vip, 1, MAGLEV_MAX_BACKENDS - 1)

@@ -57,7 +57,8 @@ struct maglevd_config {
 	uint32_t mtu; /* 0: the first interface's MTU */
 	uint32_t new_flow_limit;
 	uint64_t udp_idle_ms;
-	uint64_t tcp_closed_ms; /* bound at load: restart only */
+	uint64_t tcp_closed_ms;	   /* bound at load: restart only */
+	uint64_t second_chance_ms; /* previous owners kept this long after a change */
 	uint32_t conn_table_size;
 	uint32_t max_vips;
 	uint32_t max_backends_per_vip;

@@ -25,6 +25,7 @@
 #include "flow_count.h"
 #include "fleet.h"
 #include "log.h"
+#include "second_chance.h"
 #include "slowpath.h"
 #include "state.h"
 #include "status.h"
@@ -411,6 +412,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	announce_tick(d);
 	slowpath_tick(d);
 	fleet_tick(d);
+	second_chance_tick(d);
 	if (now - last_sample >= 1000) {
 		last_sample = now;
 		metrics_sample(d);

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "placement.h"
 #include "registry.h"
+#include "second_chance.h"
 #include "slowpath.h"
 #include "table_swap.h"
 
@@ -565,6 +566,7 @@ static double now_ms(void)
 /* Scratch space for one table build (one daemon thread). */
 static uint32_t tbl_pos[MAGLEV_TABLE_SIZE];
 static uint32_t tbl_idx[MAGLEV_TABLE_SIZE];
+static uint32_t tbl_prev[MAGLEV_TABLE_SIZE];
 static const struct be *old_by_idx[MAGLEV_MAX_BACKENDS];
 
 /* Keep a rendezvous VIP's build for the next one (taking *specs); any other
@@ -638,7 +640,8 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 		memset(tbl_idx, 0, sizeof(tbl_idx));
 	}
 	t1 = now_ms();
-	r = table_swap_live(ctx->dp, v->id, tbl_idx, err, errlen);
+	r = table_swap_live(ctx->dp, v->id, tbl_idx, second_chance_prev(v, ctx, tbl_idx, tbl_prev),
+			    err, errlen);
 	log_debug("table of VIP %u: build %.3f ms, swap %.3f ms", v->id, t1 - t0, now_ms() - t1);
 	if (r)
 		goto out;
@@ -683,6 +686,7 @@ static int write_vip_info(const struct vip *v, const struct registry_ctx *ctx, c
 	struct maglev_vip_info info = {
 		.vip_id = v->id,
 		.encap = v->encap,
+		.flags = v->second_chance ? MAGLEV_VIP_F_SECOND_CHANCE : 0,
 		.gue_port = htons(v->gue_port),
 	};
 	int r = maglev_dp_vip_set(ctx->dp, &v->key, &info);

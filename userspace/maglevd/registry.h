@@ -20,6 +20,7 @@
 #include "ctl_proto.h"
 #include "datapath.h"
 #include "maglev_maps.h"
+#include "maglev_second.h"
 #include "maglev_table.h"
 
 /* Which health-check fields a VIP overrides (the rest follow the config). */
@@ -71,9 +72,14 @@ struct rdv_memo {
 struct vip {
 	uint32_t id;
 	struct maglev_vip_key key;
-	uint8_t encap;	      /* enum maglev_encap */
-	uint16_t gue_port;    /* host order */
-	uint8_t placement;    /* enum maglev_placement: how the table is filled */
+	uint8_t encap;	    /* enum maglev_encap */
+	uint16_t gue_port;  /* host order */
+	uint8_t placement;  /* enum maglev_placement: how the table is filled */
+	bool second_chance; /* GUE only: carry slots' previous owners (maglev_second.h) */
+	/* CLOCK_MONOTONIC ms until which the live table keeps previous owners;
+	 * 0: it holds none.
+	 */
+	double sc_until_ms;
 	uint32_t vnodes;      /* ring points per unit of weight (ring only) */
 	struct rdv_memo *rdv; /* rendezvous only; NULL before the first build */
 	struct hc_params hc;  /* overrides, see hc_set */

@@ -222,18 +222,19 @@ static const char *const vip_add_keys[] = {"port_any",
 					   "check_dns_name",
 					   "placement",
 					   "vnodes",
+					   "second_chance",
 					   NULL};
 
 /* The options vip add and vip set share: encapsulation and health-check
  * overrides, applied over *encap, *gue, *hc and *hc_set (a VIP's current
  * values for set). *any_given tells whether one was there.
  */
-static int vip_opts(json_object *req, uint8_t *encap, uint16_t *gue, struct hc_params *hc,
+static int vip_opts(json_object *req, uint8_t *encap, uint16_t *gue, bool *sc, struct hc_params *hc,
 		    uint32_t *hc_set, bool *any_given, struct req_err *e)
 {
 	const char *encap_s, *check_s, *path_s, *fail_s;
 	int64_t v, port = *gue;
-	bool has, gue_given;
+	bool has, gue_given, sc_given;
 
 	if (get_str(req, "encap", false, &encap_s, e))
 		return -EINVAL;
@@ -252,7 +253,14 @@ static int vip_opts(json_object *req, uint8_t *encap, uint16_t *gue, struct hc_p
 	if (gue_given && *encap != MAGLEV_ENCAP_GUE)
 		return fail(e, "gue_port given but encap is not gue");
 	*gue = (uint16_t)port;
-	*any_given = encap_s || gue_given;
+	if (get_bool(req, "second_chance", sc, &sc_given, e))
+		return -EINVAL;
+	if (*sc && *encap != MAGLEV_ENCAP_GUE)
+		return fail(e,
+			    "second_chance needs encap gue: IPIP has no room to carry the "
+			    "previous owner%s",
+			    sc_given ? "" : " (this VIP has second chance: turn it off first)");
+	*any_given = encap_s || gue_given || sc_given;
 	if (get_str(req, "check", false, &check_s, e))
 		return -EINVAL;
 	if (check_s) {
@@ -322,6 +330,7 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	bool any, port_any = false, has, given;
 	uint8_t encap = MAGLEV_ENCAP_IPIP;
 	uint16_t gue = 0;
+	bool sc = false;
 	int ret;
 
 	if (check_keys(req, vip_add_keys, e) || get_str(req, "vip", true, &s, e) ||
@@ -338,7 +347,7 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 		hc_set |= HCF_PORT;
 		key.port = 0;
 	}
-	if (vip_opts(req, &encap, &gue, &hc, &hc_set, &given, e))
+	if (vip_opts(req, &encap, &gue, &sc, &hc, &hc_set, &given, e))
 		return -EINVAL;
 	/* Checked on a stand-in first: a bad value must not leave a VIP behind. */
 	if (set_placement(req, &probe, e))
@@ -359,6 +368,7 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 			       sizeof(e->msg));
 	if (ret)
 		return ret;
+	registry_find_vip(r, &key)->second_chance = sc;
 	return set_placement(req, registry_find_vip(r, &key), e);
 }
 
@@ -373,7 +383,7 @@ static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, st
 	uint16_t gue;
 	json_object *m;
 	struct vip *v;
-	bool given;
+	bool given, sc;
 
 	if (check_keys(req, vip_add_keys + 1, e) || get_vip(d, r, req, &v, e))
 		return -EINVAL;
@@ -381,15 +391,16 @@ static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, st
 	hc_set = v->hc_set;
 	encap = v->encap;
 	gue = v->gue_port;
-	if (vip_opts(req, &encap, &gue, &hc, &hc_set, &given, e))
+	sc = v->second_chance;
+	if (vip_opts(req, &encap, &gue, &sc, &hc, &hc_set, &given, e))
 		return -EINVAL;
 	if (!given && !json_object_object_get_ex(req, "placement", &m) &&
 	    !json_object_object_get_ex(req, "vnodes", &m))
-		return fail(e, "nothing to set: give placement, vnodes, encap, gue_port or a "
-			       "check option");
+		return fail(e, "nothing to set: give placement, vnodes, encap, gue_port, "
+			       "second_chance or a check option");
 	if (set_placement(req, v, e))
 		return -EINVAL;
-	if (encap != v->encap || gue != v->gue_port)
+	if (encap != v->encap || gue != v->gue_port || sc != v->second_chance)
 		v->info_dirty = true;
 	{
 		struct hc_params before, after;
@@ -405,6 +416,7 @@ static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, st
 	}
 	v->encap = encap;
 	v->gue_port = gue;
+	v->second_chance = sc;
 	v->hc = hc;
 	v->hc_set = hc_set;
 	/* The transaction is dropped on error: nothing of this stays. */
@@ -655,6 +667,7 @@ static json_object *vip_summary(const struct vip *v, const struct hc_params *def
 		o, "encap", json_object_new_string(v->encap == MAGLEV_ENCAP_GUE ? "gue" : "ipip"));
 	if (v->encap == MAGLEV_ENCAP_GUE)
 		json_object_object_add(o, "gue_port", json_object_new_int64(v->gue_port));
+	json_object_object_add(o, "second_chance", json_object_new_boolean(v->second_chance));
 	json_object_object_add(o, "placement",
 			       json_object_new_string(maglev_placement_name(v->placement)));
 	if (v->placement == MAGLEV_PLACEMENT_RING)
@@ -897,8 +910,8 @@ static json_object *do_health(struct daemon *d, json_object *req, struct req_err
 	return backends_reply(d, req, e, be_health_json);
 }
 
-static uint32_t live_table[MAGLEV_TABLE_SIZE];
-static uint32_t slot_count[MAGLEV_MAX_BACKENDS];
+static uint32_t live_table[MAGLEV_TABLE_SIZE], live_prev[MAGLEV_TABLE_SIZE];
+static uint32_t slot_count[MAGLEV_MAX_BACKENDS], prev_count[MAGLEV_MAX_BACKENDS];
 /* Backend by datapath index, filled by index_bes(v, true) and emptied again
  * by index_bes(v, false): a search per slot would be O(slots x backends).
  */
@@ -949,7 +962,7 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 	static const char *const keys[] = {"vip", "dump", NULL};
 	json_object *o, *arr;
 	char name[CTL_ADDR_STRLEN];
-	uint32_t i, other = 0;
+	uint32_t i, other = 0, nprev = 0;
 	bool dump = false, has;
 	struct vip *v;
 	int r;
@@ -957,17 +970,26 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 	if (check_keys(req, keys, e) || get_vip(d, d->reg, req, &v, e) ||
 	    get_bool(req, "dump", &dump, &has, e))
 		return NULL;
-	r = maglev_dp_table_read(d->dp, v->id, live_table);
+	r = maglev_dp_table_read_prev(d->dp, v->id, live_table, live_prev);
 	if (r) {
 		fail(e, "reading the live table: %s", strerror(-r));
 		return NULL;
 	}
 	/* The datapath refuses indices past the backend map; be safe anyway. */
-	for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
+	for (i = 0; i < MAGLEV_TABLE_SIZE; i++) {
 		if (live_table[i] >= MAGLEV_MAX_BACKENDS)
 			live_table[i] = 0;
-	for (i = 0; i < MAGLEV_TABLE_SIZE; i++)
+		if (live_prev[i] >= MAGLEV_MAX_BACKENDS)
+			live_prev[i] = 0;
+	}
+	for (i = 0; i < MAGLEV_TABLE_SIZE; i++) {
 		slot_count[live_table[i]]++;
+		/* Second chance: slots that carry a previous owner now. */
+		if (live_prev[i]) {
+			prev_count[live_prev[i]]++;
+			nprev++;
+		}
+	}
 	o = ok_reply();
 	if (dump)
 		json_object_object_add(o, "ranges", table_ranges(v, live_table));
@@ -991,12 +1013,14 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 		json_object_object_add(bo, "weight", json_object_new_int64(b->weight));
 		json_object_object_add(bo, "state", json_object_new_string(be_state_name(b)));
 		json_object_object_add(bo, "slots", json_object_new_int64(slot_count[b->idx]));
+		json_object_object_add(bo, "prev_slots", json_object_new_int64(prev_count[b->idx]));
 		json_object_object_add(
 			bo, "share",
 			json_object_new_double((double)slot_count[b->idx] / MAGLEV_TABLE_SIZE));
 		json_object_array_add(arr, bo);
 		slot_count[b->idx] = 0;
 	}
+	memset(prev_count, 0, sizeof(prev_count));
 	/* Slots naming no backend of this VIP (empty, or stale): should be 0. */
 	for (i = 0; i < MAGLEV_TABLE_SIZE; i++) {
 		if (slot_count[live_table[i]]) {
@@ -1006,6 +1030,7 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 	}
 	json_object_object_add(o, "backends", arr);
 	json_object_object_add(o, "other_slots", json_object_new_int64(other));
+	json_object_object_add(o, "prev_slots", json_object_new_int64(nprev));
 	return o;
 }
 

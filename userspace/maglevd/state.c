@@ -40,6 +40,8 @@ json_object *state_vip_json(const struct vip *v, bool with_ids)
 		o, "encap", json_object_new_string(v->encap == MAGLEV_ENCAP_GUE ? "gue" : "ipip"));
 	if (v->encap == MAGLEV_ENCAP_GUE)
 		json_object_object_add(o, "gue_port", json_object_new_int64(v->gue_port));
+	if (v->second_chance)
+		json_object_object_add(o, "second_chance", json_object_new_boolean(1));
 	json_object_object_add(o, "placement",
 			       json_object_new_string(maglev_placement_name(v->placement)));
 	if (v->placement == MAGLEV_PLACEMENT_RING)
@@ -358,6 +360,13 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 			     errlen))
 		return -EINVAL;
 	v = r->vips[id];
+	if (get_member(vo, "second_chance", json_type_boolean, false, &m, err, errlen))
+		return -EINVAL;
+	v->second_chance = m && json_object_get_boolean(m);
+	if (v->second_chance && v->encap != MAGLEV_ENCAP_GUE) {
+		snprintf(err, errlen, "second_chance needs encap gue");
+		return -EINVAL;
+	}
 	/* Absent in files from before placements: maglev, as then. */
 	if (get_member(vo, "placement", json_type_string, false, &m, err, errlen))
 		return -EINVAL;

@@ -23,7 +23,9 @@ struct swap_job {
 	int result;
 	bool done;
 	int refs; /* the thread and the caller; the last one frees */
+	bool has_prev;
 	uint32_t table[MAGLEV_TABLE_SIZE];
+	uint32_t prev[MAGLEV_TABLE_SIZE]; /* second chance: previous owners */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -44,7 +46,7 @@ static void job_put(struct swap_job *j)
 static void *swap_thread(void *arg)
 {
 	struct swap_job *j = arg;
-	int r = maglev_dp_table_swap(j->dp, j->vip_id, j->table);
+	int r = maglev_dp_table_swap_prev(j->dp, j->vip_id, j->table, j->has_prev ? j->prev : NULL);
 
 	pthread_mutex_lock(&lock);
 	j->result = r;
@@ -72,10 +74,10 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static int sync_swap(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table, char *err,
-		     size_t errlen)
+static int sync_swap(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table,
+		     const uint32_t *prev, char *err, size_t errlen)
 {
-	int r = maglev_dp_table_swap(dp, vip_id, table);
+	int r = maglev_dp_table_swap_prev(dp, vip_id, table, prev);
 
 	if (r)
 		snprintf(err, errlen, "datapath: table swap: %s", strerror(-r));
@@ -87,8 +89,8 @@ static int sync_swap(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *tabl
  * starts only after the previous one's outer-slot update was seen, so the
  * updates land in order and the newest table stays live.
  */
-int table_swap_live(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table, char *err,
-		    size_t errlen)
+int table_swap_live(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table,
+		    const uint32_t *prev, char *err, size_t errlen)
 {
 	int outer = maglev_dp_map_fd(dp, "maglev_tables"), r = 0;
 	uint32_t old_id = 0, id;
@@ -100,7 +102,7 @@ int table_swap_live(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table
 
 	j = outer < 0 ? NULL : malloc(sizeof(*j));
 	if (!j)
-		return sync_swap(dp, vip_id, table, err, errlen);
+		return sync_swap(dp, vip_id, table, prev, err, errlen);
 	if (bpf_map_lookup_elem(outer, &vip_id, &old_id))
 		old_id = 0;
 	j->dp = dp;
@@ -109,6 +111,9 @@ int table_swap_live(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table
 	j->result = 0;
 	j->refs = 2;
 	memcpy(j->table, table, sizeof(j->table));
+	j->has_prev = prev != NULL;
+	if (prev)
+		memcpy(j->prev, prev, sizeof(j->prev));
 
 	pthread_mutex_lock(&lock);
 	while (inflight >= SWAP_MAX_INFLIGHT)
@@ -123,7 +128,7 @@ int table_swap_live(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table
 		inflight--;
 		pthread_mutex_unlock(&lock);
 		free(j);
-		return sync_swap(dp, vip_id, table, err, errlen);
+		return sync_swap(dp, vip_id, table, prev, err, errlen);
 	}
 	pthread_attr_destroy(&attr);
 

@@ -17,8 +17,9 @@
 
 #include "datapath.h"
 
-int table_swap_live(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table, char *err,
-		    size_t errlen);
+/* prev: each slot's previous owner (second chance), or NULL for none. */
+int table_swap_live(struct maglev_dp *dp, uint32_t vip_id, const uint32_t *table,
+		    const uint32_t *prev, char *err, size_t errlen);
 /* Wait for the swaps in their grace period to finish (before exit). */
 void table_swap_quiesce(void);
 

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Second chance on the backend (include/maglev_second.h has the wire
+ * format): a TCP segment that arrived carrying its slot's previous owner is
+ * delivered here when this host has a socket for it (established, request
+ * or time-wait, bpf_skc_lookup_tcp), when it is a SYN, or when it is an ACK
+ * that a listener's syncookie validates. Otherwise this host's stack would
+ * answer it with a reset, so it goes to the previous owner instead: outer
+ * destination the carried address, outer source this host's own (the old
+ * destination), the carried field cleared so it can never move twice, MACs
+ * swapped so it leaves toward the hop it came from, XDP_TX.
+ */
+#ifndef MAGLEV_DECAP_SECOND_H
+#define MAGLEV_DECAP_SECOND_H
+
+#include "maglev_second.h"
+
+#define MAGLEV_TCP_LISTEN 10 /* include/net/tcp_states.h */
+
+/* IPv4 header checksum of the 20 bytes at p (options never get here). */
+static __always_inline __u16 maglev_ip4_csum(const __u16 *p)
+{
+	__u32 sum = 0, i;
+
+#pragma unroll
+	for (i = 0; i < 10; i++)
+		if (i != 5)
+			sum += p[i];
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+/*
+ * Does a local socket (or the SYN / syncookie rules) claim the inner TCP
+ * segment at in? 1: deliver here (counted), 0: not claimed.
+ */
+static __always_inline int maglev_sc_claimed(struct xdp_md *ctx, void *in, void *data_end, int in4)
+{
+	struct bpf_sock_tuple tup = {};
+	struct bpf_sock *sk;
+	struct tcphdr *th;
+	__u32 tlen, ilen;
+	int cookie = -1;
+
+	if (in4) {
+		struct iphdr *ip = in;
+
+		if ((void *)(ip + 1) > data_end || ip->ihl != 5 || ip->protocol != IPPROTO_TCP)
+			return 0;
+		th = (void *)(ip + 1);
+		if ((void *)(th + 1) > data_end)
+			return 0;
+		tup.ipv4.saddr = ip->saddr;
+		tup.ipv4.daddr = ip->daddr;
+		tup.ipv4.sport = th->source;
+		tup.ipv4.dport = th->dest;
+		tlen = sizeof(tup.ipv4);
+		ilen = sizeof(*ip);
+	} else {
+		struct ipv6hdr *ip6 = in;
+
+		if ((void *)(ip6 + 1) > data_end || ip6->nexthdr != IPPROTO_TCP)
+			return 0;
+		th = (void *)(ip6 + 1);
+		if ((void *)(th + 1) > data_end)
+			return 0;
+		__builtin_memcpy(tup.ipv6.saddr, &ip6->saddr, 16);
+		__builtin_memcpy(tup.ipv6.daddr, &ip6->daddr, 16);
+		tup.ipv6.sport = th->source;
+		tup.ipv6.dport = th->dest;
+		tlen = sizeof(tup.ipv6);
+		ilen = sizeof(*ip6);
+	}
+	/* A new connection is always this host's: never redirected. */
+	if (th->syn && !th->ack) {
+		maglev_decap_count(MAGLEV_DECAP_SC_SYN);
+		return 1;
+	}
+	sk = bpf_skc_lookup_tcp(ctx, &tup, tlen, BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return 0;
+	if (sk->state != MAGLEV_TCP_LISTEN) {
+		bpf_sk_release(sk);
+		maglev_decap_count(MAGLEV_DECAP_SC_LOCAL);
+		return 1;
+	}
+	/* Only the listener: an ACK may still be the end of a handshake that
+	 * a syncookie stands for.
+	 */
+	if (th->ack && !th->syn && !th->rst)
+		cookie = bpf_tcp_check_syncookie(sk, in, ilen, th, sizeof(*th));
+	bpf_sk_release(sk);
+	if (cookie == 0) {
+		maglev_decap_count(MAGLEV_DECAP_SC_COOKIE);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * l3: the outer IP header, strip: the outer bytes before the inner packet,
+ * gh: the GUE header (MAGLEV_GUE_F_PREV set). Returns the XDP action of a
+ * packet sent on (counted), or -1: deliver it here as any other.
+ */
+static __always_inline int maglev_second_chance(struct xdp_md *ctx, void *l3, __u32 strip,
+						struct maglev_gue_hdr *gh, __u8 inner, int outer4)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	struct maglev_gue_prev *gp = (void *)(gh + 1);
+	__u8 mac[6];
+
+	if ((void *)(gp + 1) > data_end || (gh->ver_c_hlen & 0x1f) != MAGLEV_GUE_PREV_WORDS ||
+	    gp->type != MAGLEV_GUE_PREV_TYPE)
+		return -1;
+	if (!gp->family) {
+		maglev_decap_count(MAGLEV_DECAP_SC_ONCE);
+		return -1;
+	}
+	if (strip > 40 + 8 + 4 + 31 * 4)
+		return -1;
+	if (maglev_sc_claimed(ctx, (__u8 *)l3 + strip, data_end, inner == IPPROTO_IPIP))
+		return -1;
+	/* The balancer carries only an owner of the current one's family. */
+	if (gp->family != (outer4 ? MAGLEV_AF_INET : MAGLEV_AF_INET6)) {
+		maglev_decap_count(MAGLEV_DECAP_SC_NO_REDIRECT);
+		return -1;
+	}
+	if (data + ETH_HLEN > data_end) {
+		maglev_decap_count(MAGLEV_DECAP_SC_NO_REDIRECT);
+		return -1;
+	}
+	if (outer4) {
+		struct iphdr *o = l3;
+
+		if ((void *)(o + 1) > data_end) {
+			maglev_decap_count(MAGLEV_DECAP_SC_NO_REDIRECT);
+			return -1;
+		}
+		o->saddr = o->daddr;
+		o->daddr = gp->addr[0];
+		if (o->ttl <= 1) {
+			maglev_decap_count(MAGLEV_DECAP_SC_NO_REDIRECT);
+			return -1;
+		}
+		o->ttl--;
+		o->check = maglev_ip4_csum((const __u16 *)o);
+	} else {
+		struct ipv6hdr *o = l3;
+
+		if ((void *)(o + 1) > data_end || o->hop_limit <= 1) {
+			maglev_decap_count(MAGLEV_DECAP_SC_NO_REDIRECT);
+			return -1;
+		}
+		__builtin_memcpy(&o->saddr, &o->daddr, 16);
+		__builtin_memcpy(&o->daddr, gp->addr, 16);
+		o->hop_limit--;
+	}
+	/* Cleared: the next backend delivers it whatever it finds. */
+	gp->family = 0;
+	__builtin_memcpy(mac, data, 6);
+	__builtin_memcpy(data, data + 6, 6);
+	__builtin_memcpy(data + 6, mac, 6);
+	maglev_decap_count(MAGLEV_DECAP_SC_REDIRECT);
+	return XDP_TX;
+}
+
+#endif /* MAGLEV_DECAP_SECOND_H */
