@@ -93,6 +93,17 @@ int maglev_dp_vip_stats(struct maglev_dp *dp, uint32_t vip_id, struct maglev_vip
 	return 0;
 }
 
+int maglev_dp_vip_spilled(struct maglev_dp *dp, uint32_t vip_id, uint64_t *out)
+{
+	*out = 0;
+	return 0;
+}
+
+int maglev_dp_overcap_set(struct maglev_dp *dp, uint32_t idx, bool over)
+{
+	return 0;
+}
+
 int maglev_dp_reason_stats(struct maglev_dp *dp, uint64_t *counts)
 {
 	memset(counts, 0, sizeof(*counts) * MAGLEV_REASON_MAX);

@@ -51,14 +51,14 @@ _maglevctl() {
 	--check) cands="tcp http none" ;;
 	--placement) cands="maglev ring rendezvous" ;;
 	--gue-port | --check-port | --check-path | --check-status | --check-interval | \
-		--check-timeout | --rise | --fall | --weight | --vnodes) ;;
+		--check-timeout | --rise | --fall | --weight | --vnodes | --balance-factor) ;;
 	*)
 		local obj=${args[0]:-} verb=${args[1]:-} n=${#args[@]}
 		if [[ $cur == -* ]]; then
 			case "$obj $verb" in
 			" ") cands="-j --json -s --socket -V --version -h --help" ;;
-			"vip add") cands="--encap --gue-port --port-any --placement --vnodes $checks --help" ;;
-			"vip set") cands="--encap --gue-port --placement --vnodes $checks --help" ;;
+			"vip add") cands="--encap --gue-port --port-any --placement --vnodes --balance-factor $checks --help" ;;
+			"vip set") cands="--encap --gue-port --placement --vnodes --balance-factor $checks --help" ;;
 			"backend add") cands="--weight --drain --start-down --help" ;;
 			"backend set") cands="--weight --drain --undrain --help" ;;
 			stats*) cands="-w --watch --help" ;;

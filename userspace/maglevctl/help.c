@@ -10,9 +10,9 @@ void help_main(FILE *f)
 	      "\n"
 	      "Objects and commands:\n"
 	      "  vip add VIP [--encap ipip|gue] [--gue-port N] [--port-any] [CHECK OPTIONS]\n"
-	      "          [--placement maglev|ring|rendezvous] [--vnodes N]\n"
+	      "          [--placement maglev|ring|rendezvous] [--vnodes N] [--balance-factor C]\n"
 	      "  vip set VIP [--encap ipip|gue] [--gue-port N] [CHECK OPTIONS]\n"
-	      "          [--placement maglev|ring|rendezvous] [--vnodes N]\n"
+	      "          [--placement maglev|ring|rendezvous] [--vnodes N] [--balance-factor C]\n"
 	      "  vip del VIP\n"
 	      "  vip list\n"
 	      "  vip show VIP\n"
@@ -56,6 +56,7 @@ static const struct {
 	 "                         [--check-status N] [--check-interval MS] [--check-timeout MS]\n"
 	 "                         [--rise N] [--fall N]\n"
 	 "                         [--placement maglev|ring|rendezvous] [--vnodes N]\n"
+	 "                         [--balance-factor C|off]\n"
 	 "Add a virtual service. VIP is ADDR:PORT/PROTO (PROTO tcp or udp, PORT 1..65535,\n"
 	 "IPv6 in brackets). --port-any makes it match every port of the address; a port\n"
 	 "given with it is where health checks go. Packets go to backends in IPIP\n"
@@ -67,6 +68,7 @@ static const struct {
 	{"vip", "set",
 	 "Usage: maglevctl vip set VIP [--encap ipip|gue] [--gue-port N] [CHECK OPTIONS]\n"
 	 "                             [--placement maglev|ring|rendezvous] [--vnodes N]\n"
+	 "                             [--balance-factor C|off]\n"
 	 "Change a VIP in place: its backends, their flows and counters stay. --encap and\n"
 	 "--gue-port as for vip add: established flows keep their backend and leave in\n"
 	 "the new encapsulation. Check options (as for vip add) set the VIP's overrides;\n"
@@ -78,8 +80,13 @@ static const struct {
 	 "unit of weight (--vnodes 1..10000, default 256).\n"
 	 "rendezvous: highest random weight, exact weights in expectation. ring and\n"
 	 "rendezvous move only the slots of a removed backend; maglev balances best.\n"
-	 "Same cost per packet for all three. See docs/maglev-table.md. Examples:\n"
+	 "Same cost per packet for all three. See docs/maglev-table.md.\n"
+	 "--balance-factor C (1.01..10; off by default, off turns it off) bounds loads:\n"
+	 "a backend holding C times the mean of live flows or more takes no new flows;\n"
+	 "they go to a seeded probe of other slots. Established flows never move.\n"
+	 "Examples:\n"
 	 "  maglevctl vip set 192.0.2.10:80/tcp --placement ring --vnodes 1000\n"
+	 "  maglevctl vip set 192.0.2.10:80/tcp --balance-factor 1.25\n"
 	 "  maglevctl vip set 192.0.2.10:80/tcp --encap gue --check http --check-path /up\n"},
 	{"vip", "del", "Usage: maglevctl vip del VIP\nDelete a VIP and all its backends.\n"},
 	{"vip", "list",

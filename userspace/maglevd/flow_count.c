@@ -17,7 +17,7 @@ static struct conn_census *cur, *spare;
 static uint64_t cur_ms;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
-static bool stopping, running;
+static bool stopping, running, fast, kick;
 static pthread_t thread;
 static struct maglev_dp *dp;
 
@@ -49,7 +49,11 @@ static void *run(void *arg)
 			warned = true;
 		}
 		/* A table that takes long to scan is scanned less often (<5% of a CPU). */
-		took = took * 20 > FLOW_COUNT_INTERVAL_MS ? took * 20 : FLOW_COUNT_INTERVAL_MS;
+		{
+			uint64_t every = fast ? FLOW_COUNT_FAST_MS : FLOW_COUNT_INTERVAL_MS;
+
+			took = took * 20 > every ? took * 20 : every;
+		}
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += (time_t)(took / 1000);
 		until.tv_nsec += (long)(took % 1000) * 1000000;
@@ -57,8 +61,10 @@ static void *run(void *arg)
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000;
 		}
-		while (!stopping && pthread_cond_timedwait(&wake, &lock, &until) != ETIMEDOUT)
+		while (!stopping && !kick &&
+		       pthread_cond_timedwait(&wake, &lock, &until) != ETIMEDOUT)
 			;
+		kick = false;
 	}
 	pthread_mutex_unlock(&lock);
 	return NULL;
@@ -95,6 +101,28 @@ void flow_count_stop(void)
 	free(cur);
 	free(spare);
 	cur = spare = NULL;
+}
+
+void flow_count_fast(bool f)
+{
+	pthread_mutex_lock(&lock);
+	if (f && !fast) {
+		kick = true; /* the next count now, not in 2 s */
+		pthread_cond_signal(&wake);
+	}
+	fast = f;
+	pthread_mutex_unlock(&lock);
+}
+
+bool flow_count_epoch(uint64_t *ms)
+{
+	bool ok;
+
+	pthread_mutex_lock(&lock);
+	ok = cur && cur_ms;
+	*ms = cur_ms;
+	pthread_mutex_unlock(&lock);
+	return ok;
 }
 
 bool flow_count_backend(uint32_t idx, uint64_t *n)

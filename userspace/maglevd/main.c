@@ -22,6 +22,7 @@
 
 #include "bpffs.h"
 #include "daemon.h"
+#include "bounded.h"
 #include "flow_count.h"
 #include "log.h"
 #include "slowpath.h"
@@ -374,6 +375,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	health_tick(d);
 	announce_tick(d);
 	slowpath_tick(d);
+	bounded_tick(d);
 	if (now - last_sample >= 1000) {
 		last_sample = now;
 		metrics_sample(d);
