@@ -12,14 +12,10 @@
 
 /*
  * By backend index (indices are per VIP): the mark written to the datapath,
- * the one this tick wants, the load it computed, and the datapath's
- * new-flow count when the current census was published (with the census it
- * belongs to), so a load between two censuses is the census count plus the
- * flows picked since.
+ * the one this tick wants, and the load it computed.
  */
 static uint8_t marked[MAGLEV_MAX_BACKENDS], want[MAGLEV_MAX_BACKENDS];
-static uint64_t load[MAGLEV_MAX_BACKENDS], base_nf[MAGLEV_MAX_BACKENDS];
-static uint64_t base_epoch[MAGLEV_MAX_BACKENDS];
+static uint64_t load[MAGLEV_MAX_BACKENDS];
 static uint64_t caps[MAGLEV_MAX_VIPS];
 static bool active;
 
@@ -57,8 +53,14 @@ static bool in_table(const struct be *b)
 	return b->up && !b->drain && b->weight;
 }
 
-/* Loads of v's backends in the table; cap = ceil(C * mean); marks. */
-static void vip_marks(struct daemon *d, struct vip *v, uint64_t epoch)
+/*
+ * Loads of v's backends in the table: the latest census plus the flows the
+ * datapath picked the backend for since that census began (entries that
+ * ended since are dropped at the next census: between two, a load can only
+ * be high, never low). cap = ceil(C * mean); marks. No census with the
+ * counts yet: no marks.
+ */
+static void vip_marks(struct daemon *d, struct vip *v)
 {
 	uint64_t total = 0, n = 0, cap;
 	uint32_t i;
@@ -66,18 +68,15 @@ static void vip_marks(struct daemon *d, struct vip *v, uint64_t epoch)
 	for (i = 0; i < v->nbe; i++) {
 		const struct be *b = &v->bes[i];
 		struct maglev_backend_stats s;
-		uint64_t c = 0, nf = 0;
+		uint64_t c, nf0, nf = 0;
 
 		if (!in_table(b))
 			continue;
-		flow_count_backend(b->idx, &c);
+		if (!flow_count_backend_load(b->idx, &c, &nf0))
+			return;
 		if (!maglev_dp_backend_stats(d->dp, b->idx, &s))
 			nf = s.new_flows;
-		if (base_epoch[b->idx] != epoch) {
-			base_epoch[b->idx] = epoch;
-			base_nf[b->idx] = nf;
-		}
-		load[b->idx] = c + (nf > base_nf[b->idx] ? nf - base_nf[b->idx] : 0);
+		load[b->idx] = c + (nf > nf0 ? nf - nf0 : 0);
 		total += load[b->idx];
 		n++;
 	}
@@ -97,11 +96,9 @@ static void vip_marks(struct daemon *d, struct vip *v, uint64_t epoch)
 void bounded_tick(struct daemon *d)
 {
 	struct registry *r = d->reg;
-	uint64_t epoch = 0;
-	bool have, any = false;
+	bool any = false;
 	uint32_t id, i;
 
-	have = flow_count_epoch(&epoch);
 	memset(want, 0, sizeof(want));
 	memset(caps, 0, sizeof(caps));
 	for (id = 0; r && id < MAGLEV_MAX_VIPS; id++) {
@@ -110,15 +107,18 @@ void bounded_tick(struct daemon *d)
 		if (!v || !v->balance_milli)
 			continue;
 		any = true;
-		if (have)
-			vip_marks(d, v, epoch);
+		vip_marks(d, v);
 	}
 	/* Only changes are written; a failed write is retried next tick. */
 	for (i = 1; i < MAGLEV_MAX_BACKENDS; i++) {
 		if (want[i] == marked[i])
 			continue;
-		if (!maglev_dp_overcap_set(d->dp, i, want[i]))
+		if (!maglev_dp_overcap_set(d->dp, i, want[i])) {
 			marked[i] = want[i];
+			log_debug("bounded loads: backend index %u %s (load %llu)", i,
+				  want[i] ? "over cap" : "under cap again",
+				  (unsigned long long)load[i]);
+		}
 	}
 	active = any;
 	flow_count_fast(any);

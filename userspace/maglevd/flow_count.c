@@ -14,6 +14,11 @@
  * lock; readers hold the lock only to read one number.
  */
 static struct conn_census *cur, *spare;
+/* With bounded loads: each backend's new-flow count read just before its
+ * census, swapped with it (bounded.c adds the flows picked since).
+ */
+static struct maglev_backend_stats *nf_cur, *nf_spare;
+static bool nf_have_cur, nf_have_spare;
 static uint64_t cur_ms;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
@@ -32,16 +37,23 @@ static void *run(void *arg)
 		struct timespec until;
 		int r;
 
+		nf_have_spare = fast;
 		pthread_mutex_unlock(&lock);
 		t0 = mono_ms();
+		if (nf_have_spare && maglev_dp_backend_stats_all(dp, nf_spare))
+			nf_have_spare = false;
 		r = maglev_conn_census(dp, spare);
 		took = mono_ms() - t0;
 		pthread_mutex_lock(&lock);
 		if (!r) {
 			struct conn_census *t = cur;
+			struct maglev_backend_stats *n = nf_cur;
 
 			cur = spare;
 			spare = t;
+			nf_cur = nf_spare;
+			nf_spare = n;
+			nf_have_cur = nf_have_spare;
 			cur_ms = mono_ms();
 		} else if (!warned) {
 			/* Logging from this thread is fine: log_msg is one fprintf. */
@@ -76,7 +88,10 @@ int flow_count_start(struct daemon *d)
 
 	cur = calloc(1, sizeof(*cur));
 	spare = calloc(1, sizeof(*spare));
-	if (!cur || !spare)
+	nf_cur = calloc(MAGLEV_MAX_BACKENDS, sizeof(*nf_cur));
+	nf_spare = calloc(MAGLEV_MAX_BACKENDS, sizeof(*nf_spare));
+	nf_have_cur = false;
+	if (!cur || !spare || !nf_cur || !nf_spare)
 		return -ENOMEM;
 	cur_ms = 0;
 	dp = d->dp;
@@ -100,7 +115,10 @@ void flow_count_stop(void)
 	}
 	free(cur);
 	free(spare);
+	free(nf_cur);
+	free(nf_spare);
 	cur = spare = NULL;
+	nf_cur = nf_spare = NULL;
 }
 
 void flow_count_fast(bool f)
@@ -112,6 +130,20 @@ void flow_count_fast(bool f)
 	}
 	fast = f;
 	pthread_mutex_unlock(&lock);
+}
+
+bool flow_count_backend_load(uint32_t idx, uint64_t *n, uint64_t *nf)
+{
+	bool ok;
+
+	pthread_mutex_lock(&lock);
+	ok = cur && cur_ms && nf_have_cur && idx < MAGLEV_MAX_BACKENDS;
+	if (ok) {
+		*n = cur->per_backend[idx];
+		*nf = nf_cur[idx].new_flows;
+	}
+	pthread_mutex_unlock(&lock);
+	return ok;
 }
 
 bool flow_count_epoch(uint64_t *ms)
