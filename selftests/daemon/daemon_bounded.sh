@@ -30,6 +30,8 @@ reject "balance factor 11" vip set $ON --balance-factor 11
 reject "balance factor not a number" vip set $ON --balance-factor lots
 check "vip set --balance-factor off, then 1.25 again" \
 	bash -c "$MAGLEVCTL vip set $OFF --balance-factor 2 && $MAGLEVCTL vip set $OFF --balance-factor off"
+check "stats -j: new_flow_spilled per VIP (0: no traffic)" \
+	[ "$(ctl -j stats $ON | jq '.vips[0].new_flow_spilled')" = 0 ]
 check "off: gone from vip show" [ "$(ctl -j vip show $OFF | jq .vip.balance_factor)" = null ]
 
 stop_daemon

@@ -830,6 +830,13 @@ static json_object *do_stats(struct daemon *d, json_object *req, struct req_err 
 		json_object_object_add(vo, "pps", json_object_new_double(v->pps));
 		json_object_object_add(vo, "bps", json_object_new_double(v->bps));
 		json_object_object_add(vo, "new_flows_per_s", json_object_new_double(v->fps));
+		{
+			uint64_t sp = 0;
+
+			maglev_dp_vip_spilled(d->dp, v->id, &sp);
+			json_object_object_add(vo, "new_flow_spilled",
+					       json_object_new_uint64(sp - v->spill_base));
+		}
 		bes = json_object_new_array();
 		for (j = 0; j < v->nbe; j++) {
 			const struct be *b = &v->bes[j];
