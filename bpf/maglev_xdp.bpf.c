@@ -51,6 +51,7 @@ struct maglev_dest {
 	__u16 gue_port;
 	__u8 encap;
 	__u8 new_flow;
+	__u8 spilled; /* bounded loads: a probe, not the pick, took this new flow */
 };
 
 /* The backend of entry c (the copy maglev_conn_find validated) if it may
@@ -164,19 +165,23 @@ static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_p
 				       mtu < MAGLEV_IPV6_MIN_MTU ? MAGLEV_IPV6_MIN_MTU : mtu);
 	}
 	maglev_count_fwd(d->vip_id, d->idx, pkt->frame_len, d->new_flow);
+	if (d->new_flow && d->spilled)
+		maglev_count_spill(d->vip_id);
 	return maglev_encap(ctx, pkt, be, d->prev, d->encap,
 			    d->gue_port ? d->gue_port : bpf_htons(MAGLEV_GUE_PORT_DEFAULT), cfg,
 			    icmp ? MAGLEV_REASON_TX_ICMP_FORWARD : MAGLEV_REASON_TX_FORWARD);
 }
 
 /* Maglev pick from the VIP's current table; 0 and *reason if none. *prev:
- * the slot's previous owner (0: none).
+ * the slot's previous owner (0: none). A new flow (bounded) honours the
+ * over-cap marks; an ICMP error follows the pick.
  */
 static __always_inline __u32 maglev_pick_backend(const struct maglev_pkt *pkt,
 						 const struct maglev_config *cfg,
-						 struct maglev_dest *d, int *reason, __u32 *prev)
+						 struct maglev_dest *d, int *reason, __u32 *prev,
+						 int bounded)
 {
-	__u32 idx = maglev_pick(pkt, cfg, d->vip_id, reason, prev);
+	__u32 idx = maglev_pick(pkt, cfg, d->vip_id, reason, prev, bounded ? &d->spilled : NULL);
 
 	if (!idx)
 		return 0;
@@ -362,7 +367,7 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 				maglev_conn_revalidate(e, &c, gen);
 			maglev_count(MAGLEV_CTR_CONN_HIT);
 		} else {
-			if (!maglev_pick_backend(pkt, cfg, &d, &reason, &prev)) {
+			if (!maglev_pick_backend(pkt, cfg, &d, &reason, &prev, 1)) {
 				maglev_count(MAGLEV_CTR_CONN_MISS);
 				return maglev_verdict(reason, XDP_DROP);
 			}
@@ -418,7 +423,7 @@ static __always_inline int maglev_icmp_forward(struct xdp_md *ctx, struct maglev
 	if (b && way >= 0 && c.vip_id == d.vip_id)
 		d.idx = maglev_conn_usable(&b->slot[way & (MAGLEV_CONN_WAYS - 1)], &c, cfg, pkt,
 					   &d.be, &now, 1);
-	if (!d.idx && !maglev_pick_backend(pkt, cfg, &d, &reason, &prev))
+	if (!d.idx && !maglev_pick_backend(pkt, cfg, &d, &reason, &prev, 0))
 		return maglev_verdict(reason, XDP_DROP);
 	return maglev_send(ctx, pkt, &d, cfg, 1);
 }

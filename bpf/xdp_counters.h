@@ -47,4 +47,12 @@ static __always_inline void maglev_count_fwd(__u32 vip_id, __u32 be_idx, __u64 b
 	}
 }
 
+static __always_inline void maglev_count_spill(__u32 vip_id)
+{
+	__u64 *c = bpf_map_lookup_elem(&maglev_vipspill, &vip_id);
+
+	if (c)
+		*c += 1;
+}
+
 #endif /* MAGLEV_XDP_COUNTERS_H */

@@ -98,17 +98,61 @@ static __always_inline __u64 maglev_pkt_hash(const struct maglev_pkt *pkt,
 	return maglev_flow_hash_v6(&seed, k->src, k->dst, k->sport, k->dport, k->proto);
 }
 
+static __always_inline int maglev_overcap_marked(__u32 idx)
+{
+	__u32 *m = bpf_map_lookup_elem(&maglev_overcap, &idx);
+
+	return m && *m;
+}
+
+/*
+ * Bounded loads: if the pick idx of flow hash h in VIP vip_id's table is
+ * over its cap, probe the flow's seeded slot sequence (include/maglev_maps.h) for
+ * the first backend under cap; 0: none. Only new flows come here, so an
+ * established flow never moves. A global function: the verifier checks it
+ * once, on its own, instead of once for every state of its callers (inlined,
+ * the eight probes nearly tripled the program's verified instructions).
+ */
+__attribute__((noinline)) int maglev_probe(__u32 vip_id, __u32 idx, __u64 h, __u64 k0, __u64 k1)
+{
+	struct maglev_seed seed = {.k0 = k0, .k1 = k1};
+	__u32 i, j, slot, zero = 0, *t;
+	void *table;
+
+	if (!maglev_overcap_marked(idx))
+		return 0;
+	table = bpf_map_lookup_elem(&maglev_tables, &vip_id);
+	if (!table)
+		return 0;
+	t = bpf_map_lookup_elem(table, &zero);
+	if (!t)
+		return 0;
+	for (i = 1; i <= MAGLEV_BOUNDED_PROBES; i++) {
+		slot = maglev_slot(maglev_probe_hash(&seed, h, i), MAGLEV_TABLE_SIZE);
+		asm volatile("" : "+r"(slot));
+		if (slot >= MAGLEV_TABLE_SIZE)
+			break;
+		j = t[slot];
+		if (j && !maglev_overcap_marked(j))
+			return (int)j;
+	}
+	return 0;
+}
+
 /* Backend slot of this flow in the VIP's current table; 0: none. The inner
  * map pointer is taken once, so the whole lookup sees one table: *prev is
- * the slot's previous owner in that same table (0: none).
+ * the slot's previous owner in that same table (0: none). spilled non-NULL:
+ * a new flow, which honours the over-cap marks.
  */
 static __always_inline __u32 maglev_pick(const struct maglev_pkt *pkt,
 					 const struct maglev_config *cfg, __u32 vip_id, int *reason,
-					 __u32 *prev)
+					 __u32 *prev, __u8 *spilled)
 {
 	struct maglev_table *t;
 	__u32 slot, zero = 0, idx;
 	void *table;
+	__u64 h;
+	int j;
 
 	table = bpf_map_lookup_elem(&maglev_tables, &vip_id);
 	if (!table) {
@@ -116,7 +160,8 @@ static __always_inline __u32 maglev_pick(const struct maglev_pkt *pkt,
 		return 0;
 	}
 	t = bpf_map_lookup_elem(table, &zero);
-	slot = maglev_slot(maglev_pkt_hash(pkt, cfg), MAGLEV_TABLE_SIZE);
+	h = maglev_pkt_hash(pkt, cfg);
+	slot = maglev_slot(h, MAGLEV_TABLE_SIZE);
 	/* Always in range, but the verifier does not track the range of a
 	 * modulo: hide the value from the compiler so the check stays.
 	 */
@@ -129,6 +174,13 @@ static __always_inline __u32 maglev_pick(const struct maglev_pkt *pkt,
 	*prev = t->prev[slot];
 	if (!idx)
 		*reason = MAGLEV_REASON_DROP_NO_BACKEND;
+	else if (spilled) {
+		j = maglev_probe(vip_id, idx, h, cfg->seed_k0, cfg->seed_k1);
+		if (j > 0) {
+			idx = (__u32)j;
+			*spilled = 1;
+		}
+	}
 	return idx;
 }
 

@@ -156,6 +156,23 @@ struct {
 	__type(value, __u64);
 } maglev_ctrs SEC(".maps");
 
+/* Bounded loads: over-cap marks by backend index, written by maglevd, and
+ * new flows spilled per VIP (include/maglev_maps.h).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAGLEV_MAX_BACKENDS);
+	__type(key, __u32);
+	__type(value, __u32);
+} maglev_overcap SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAGLEV_MAX_VIPS);
+	__type(key, __u32);
+	__type(value, __u64);
+} maglev_vipspill SEC(".maps");
+
 /* New-flow rate limiter state, one window per CPU. */
 struct maglev_ratelim {
 	__u64 window_start_ns;

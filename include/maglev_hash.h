@@ -137,6 +137,23 @@ static __always_inline __u32 maglev_slot(__u64 hash, __u32 m)
 }
 
 /*
+ * Bounded loads' probe i (1..) of a flow: a keyed hash of the flow hash and
+ * the probe index, so a flow's probe sequence is fixed by the seed (every
+ * balancer probes the same slots) and two flows sharing a slot probe
+ * different ones (no cascade onto the neighbour, as linear probing would).
+ */
+static __always_inline __u64 maglev_probe_hash(const struct maglev_seed *seed, __u64 flow_hash,
+					       __u32 i)
+{
+	struct maglev_sip s;
+
+	maglev_sip_init(&s, seed);
+	maglev_sip_word(&s, flow_hash, 1);
+	maglev_sip_word(&s, i, 1);
+	return maglev_sip_final(&s, 16, 1, 3);
+}
+
+/*
  * Per-flow 32-bit fold for the outer source address and the GUE source port:
  * murmur3's fmix32 over the client's address words and ports, as loaded
  * (network order). Cheap enough for the established path, stable for a

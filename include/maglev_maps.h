@@ -226,6 +226,19 @@ static inline __u32 maglev_vip_filter_slot(const __u32 addr[4], __u8 family)
 	return (x * 0x9e3779b1U) >> 16;
 }
 
+/*
+ * Bounded loads (per VIP --balance-factor): maglevd marks, by backend index,
+ * the backends whose live flows exceed ceil(C * mean) of their VIP (array
+ * maglev_overcap, value MAGLEV_OVERCAP or 0; indices are per VIP, so one
+ * mark is one VIP's). A new flow whose pick is marked probes up to
+ * MAGLEV_BOUNDED_PROBES further slots of the same table, slot i from
+ * maglev_probe_hash(seed, flow hash, i), and takes the first unmarked
+ * backend; none: the original pick. Spills are counted per VIP, per CPU, in
+ * maglev_vipspill (__u64 by vip_id).
+ */
+#define MAGLEV_OVERCAP	      1
+#define MAGLEV_BOUNDED_PROBES 8
+
 /* VIP keys (address, port, protocol) the VIP map holds; several keys may
  * share one vip_id (table).
  */

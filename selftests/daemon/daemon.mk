@@ -15,7 +15,8 @@ TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
 	selftests/daemon/daemon_vip_set.sh selftests/daemon/daemon_second_chance.sh \
 	selftests/daemon/daemon_loop_latency.sh selftests/daemon/daemon_drift.sh \
 	selftests/daemon/daemon_metrics_loop.sh selftests/daemon/daemon_upgrade.sh \
-	selftests/daemon/daemon_fleet.sh selftests/daemon/daemon_fleet_tls.sh
+	selftests/daemon/daemon_fleet.sh selftests/daemon/daemon_fleet_tls.sh \
+	selftests/daemon/daemon_bounded.sh
 # The mirror into the slow-path module: needs the module, so the 6.1 VM only.
 VM_TESTS += selftests/daemon/daemon_slowpath.sh
 

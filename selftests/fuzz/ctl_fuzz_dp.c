@@ -93,6 +93,23 @@ int maglev_dp_vip_stats(struct maglev_dp *dp, uint32_t vip_id, struct maglev_vip
 	return 0;
 }
 
+int maglev_dp_backend_stats_all(struct maglev_dp *dp, struct maglev_backend_stats *out)
+{
+	memset(out, 0, MAGLEV_MAX_BACKENDS * sizeof(*out));
+	return 0;
+}
+
+int maglev_dp_vip_spilled(struct maglev_dp *dp, uint32_t vip_id, uint64_t *out)
+{
+	*out = 0;
+	return 0;
+}
+
+int maglev_dp_overcap_set(struct maglev_dp *dp, uint32_t idx, bool over)
+{
+	return 0;
+}
+
 int maglev_dp_reason_stats(struct maglev_dp *dp, uint64_t *counts)
 {
 	memset(counts, 0, sizeof(*counts) * MAGLEV_REASON_MAX);

@@ -533,6 +533,24 @@ int main(int argc, char **argv)
 		    .ctr = MAGLEV_CTR_CONN_MISS, .ctr2 = MAGLEV_CTR_CONN_INSERT);
 	}
 
+	/* Bounded loads, side by side with the new flow above: every fourth
+	 * backend marked over its cap, so about a quarter of the new flows
+	 * probe (seeded slots until one is under cap). Marks cleared after.
+	 */
+	if (WANT("xdp_ns_newflow_v4_bounded")) {
+		for (i = 1; i <= NBACKENDS; i += 4)
+			if (maglev_dp_overcap_set(c.dp, (uint32_t)i, true))
+				return 1;
+		frame_for(fr, &f4, 0x02);
+		set_packet(&c, fr, 14 + 12);
+		RUN("xdp_ns_newflow_v4_bounded", "new flow v4, 1 in 4 backends over cap (probes)",
+		    wrap_fd, XDP_TX, repeat_new, 1, .reason = MAGLEV_REASON_TX_FORWARD,
+		    .ctr = MAGLEV_CTR_CONN_MISS, .ctr2 = MAGLEV_CTR_CONN_INSERT);
+		for (i = 1; i <= NBACKENDS; i += 4)
+			if (maglev_dp_overcap_set(c.dp, (uint32_t)i, false))
+				return 1;
+	}
+
 	/* The same SYN again and again (retransmits, port reuse): its entry
 	 * exists and names the fresh pick. Counted as a hit when the entry is
 	 * refreshed in place, as an insert when it is rewritten.
@@ -682,6 +700,16 @@ int main(int argc, char **argv)
 		       find(res, n, "xdp_ns_established_v6") /
 			       find(res, n, "xdp_ns_established_v4"),
 		       find(res, n, "xdp_ns_newflow_v6") / find(res, n, "xdp_ns_newflow_v4"));
+	if (find(res, n, "xdp_ns_newflow_v4") > 0 &&
+	    find(res, n, "xdp_ns_newflow_v4_bounded") > 0) {
+		printf("new flow v4, bounded loads (1 in 4 backends over cap) / off: %.2f\n",
+		       find(res, n, "xdp_ns_newflow_v4_bounded") /
+			       find(res, n, "xdp_ns_newflow_v4"));
+		json_object_object_add(
+			js, "xdp_ratio_newflow_v4_bounded_over_off",
+			json_object_new_double(find(res, n, "xdp_ns_newflow_v4_bounded") /
+					       find(res, n, "xdp_ns_newflow_v4")));
+	}
 	if (find(res, n, "xdp_ns_newflow_v4") > 0 || find(res, n, "xdp_ns_newflow_v6") > 0)
 		printf("new flow: %llu of the new-flow inserts were evicted by a full bucket\n",
 		       (unsigned long long)c.evicted);

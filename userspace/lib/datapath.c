@@ -874,6 +874,22 @@ int maglev_dp_backend_stats(struct maglev_dp *dp, uint32_t idx, struct maglev_ba
 	return traffic_stats(dp, dp->skel->maps.maglev_bestat, idx, MAGLEV_MAX_BACKENDS, out);
 }
 
+int maglev_dp_vip_spilled(struct maglev_dp *dp, uint32_t vip_id, uint64_t *out)
+{
+	if (vip_id >= MAGLEV_MAX_VIPS)
+		return -EINVAL;
+	return percpu_sum(dp, dp->skel->maps.maglev_vipspill, vip_id, out, 1);
+}
+
+int maglev_dp_overcap_set(struct maglev_dp *dp, uint32_t idx, bool over)
+{
+	__u32 v = over ? MAGLEV_OVERCAP : 0;
+
+	if (!idx || idx >= MAGLEV_MAX_BACKENDS)
+		return -EINVAL;
+	return ret_errno(bpf_map_update_elem(map_fd(dp->skel->maps.maglev_overcap), &idx, &v, 0));
+}
+
 int maglev_dp_backend_stats_all(struct maglev_dp *dp, struct maglev_backend_stats *out)
 {
 	int fd = map_fd(dp->skel->maps.maglev_bestat);

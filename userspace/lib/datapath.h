@@ -86,6 +86,12 @@ int maglev_dp_vip_stats(struct maglev_dp *dp, uint32_t vip_id, struct maglev_vip
 int maglev_dp_backend_stats(struct maglev_dp *dp, uint32_t idx, struct maglev_backend_stats *out);
 /* Every backend's at once (out[MAGLEV_MAX_BACKENDS], by index), with batch lookups. */
 int maglev_dp_backend_stats_all(struct maglev_dp *dp, struct maglev_backend_stats *out);
+/* Bounded loads (include/maglev_maps.h): new flows of VIP vip_id that left
+ * an over-cap pick for a probed backend, summed over CPUs; and the over-cap
+ * mark of backend idx.
+ */
+int maglev_dp_vip_spilled(struct maglev_dp *dp, uint32_t vip_id, uint64_t *out);
+int maglev_dp_overcap_set(struct maglev_dp *dp, uint32_t idx, bool over);
 /* counts[MAGLEV_REASON_MAX], indexed by enum maglev_reason (include/maglev_maps.h). */
 int maglev_dp_reason_stats(struct maglev_dp *dp, uint64_t *counts);
 

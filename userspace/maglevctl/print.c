@@ -123,6 +123,8 @@ void print_vip_show(const struct ctl_opts *o, json_object *resp)
 	printf(" placement %s", s_or(v, "placement", "?"));
 	if (jint(v, "vnodes"))
 		printf(" vnodes %" PRId64, jint(v, "vnodes"));
+	if (jdbl(v, "balance_factor") > 0)
+		printf(" balance-factor %g", jdbl(v, "balance_factor"));
 	printf("\n  check %s", c);
 	if (strcmp(c, "none"))
 		printf(" interval %" PRId64 "ms timeout %" PRId64 "ms rise %" PRId64
@@ -133,6 +135,10 @@ void print_vip_show(const struct ctl_opts *o, json_object *resp)
 	       " backends in the table, digest %s\n\n",
 	       jint(v, "table_gen"), jdbl(v, "rebuild_ms"), jint(v, "in_table"),
 	       jint(v, "backends"), s_or(v, "digest", "?"));
+	if (jdbl(v, "balance_factor") > 0)
+		printf("  bounded loads: cap %" PRId64 " flows per backend, %" PRId64
+		       " new flows spilled\n\n",
+		       jint(v, "load_cap"), jint(v, "new_flow_spilled"));
 	if (arr_len(v, "backend_list", &bes))
 		print_backend_rows(bes, false);
 }

@@ -145,6 +145,8 @@ static size_t print_vips(FILE *f, json_object *resp, size_t *nbe)
 			fprintf(f, " --placement %s", jstr(v, "placement"));
 		if (jint(v, "vnodes"))
 			fprintf(f, " --vnodes %" PRId64, jint(v, "vnodes"));
+		if (jstr(v, "balance_factor"))
+			fprintf(f, " --balance-factor %s", jstr(v, "balance_factor"));
 		json_object_object_get_ex(v, "check", &chk);
 		print_check(f, chk);
 		fprintf(f, "\n");

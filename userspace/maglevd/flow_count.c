@@ -14,10 +14,15 @@
  * lock; readers hold the lock only to read one number.
  */
 static struct conn_census *cur, *spare;
+/* With bounded loads: each backend's new-flow count read just before its
+ * census, swapped with it (bounded.c adds the flows picked since).
+ */
+static struct maglev_backend_stats *nf_cur, *nf_spare;
+static bool nf_have_cur, nf_have_spare;
 static uint64_t cur_ms;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
-static bool stopping, running;
+static bool stopping, running, fast, kick;
 static pthread_t thread;
 static struct maglev_dp *dp;
 
@@ -32,16 +37,23 @@ static void *run(void *arg)
 		struct timespec until;
 		int r;
 
+		nf_have_spare = fast;
 		pthread_mutex_unlock(&lock);
 		t0 = mono_ms();
+		if (nf_have_spare && maglev_dp_backend_stats_all(dp, nf_spare))
+			nf_have_spare = false;
 		r = maglev_conn_census(dp, spare);
 		took = mono_ms() - t0;
 		pthread_mutex_lock(&lock);
 		if (!r) {
 			struct conn_census *t = cur;
+			struct maglev_backend_stats *n = nf_cur;
 
 			cur = spare;
 			spare = t;
+			nf_cur = nf_spare;
+			nf_spare = n;
+			nf_have_cur = nf_have_spare;
 			cur_ms = mono_ms();
 		} else if (!warned) {
 			/* Logging from this thread is fine: log_msg is one fprintf. */
@@ -49,7 +61,11 @@ static void *run(void *arg)
 			warned = true;
 		}
 		/* A table that takes long to scan is scanned less often (<5% of a CPU). */
-		took = took * 20 > FLOW_COUNT_INTERVAL_MS ? took * 20 : FLOW_COUNT_INTERVAL_MS;
+		{
+			uint64_t every = fast ? FLOW_COUNT_FAST_MS : FLOW_COUNT_INTERVAL_MS;
+
+			took = took * 20 > every ? took * 20 : every;
+		}
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += (time_t)(took / 1000);
 		until.tv_nsec += (long)(took % 1000) * 1000000;
@@ -57,8 +73,10 @@ static void *run(void *arg)
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000;
 		}
-		while (!stopping && pthread_cond_timedwait(&wake, &lock, &until) != ETIMEDOUT)
+		while (!stopping && !kick &&
+		       pthread_cond_timedwait(&wake, &lock, &until) != ETIMEDOUT)
 			;
+		kick = false;
 	}
 	pthread_mutex_unlock(&lock);
 	return NULL;
@@ -70,7 +88,10 @@ int flow_count_start(struct daemon *d)
 
 	cur = calloc(1, sizeof(*cur));
 	spare = calloc(1, sizeof(*spare));
-	if (!cur || !spare)
+	nf_cur = calloc(MAGLEV_MAX_BACKENDS, sizeof(*nf_cur));
+	nf_spare = calloc(MAGLEV_MAX_BACKENDS, sizeof(*nf_spare));
+	nf_have_cur = false;
+	if (!cur || !spare || !nf_cur || !nf_spare)
 		return -ENOMEM;
 	cur_ms = 0;
 	dp = d->dp;
@@ -94,7 +115,46 @@ void flow_count_stop(void)
 	}
 	free(cur);
 	free(spare);
+	free(nf_cur);
+	free(nf_spare);
 	cur = spare = NULL;
+	nf_cur = nf_spare = NULL;
+}
+
+void flow_count_fast(bool f)
+{
+	pthread_mutex_lock(&lock);
+	if (f && !fast) {
+		kick = true; /* the next count now, not in 2 s */
+		pthread_cond_signal(&wake);
+	}
+	fast = f;
+	pthread_mutex_unlock(&lock);
+}
+
+bool flow_count_backend_load(uint32_t idx, uint64_t *n, uint64_t *nf)
+{
+	bool ok;
+
+	pthread_mutex_lock(&lock);
+	ok = cur && cur_ms && nf_have_cur && idx < MAGLEV_MAX_BACKENDS;
+	if (ok) {
+		*n = cur->per_backend[idx];
+		*nf = nf_cur[idx].new_flows;
+	}
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
+
+bool flow_count_epoch(uint64_t *ms)
+{
+	bool ok;
+
+	pthread_mutex_lock(&lock);
+	ok = cur && cur_ms;
+	*ms = cur_ms;
+	pthread_mutex_unlock(&lock);
+	return ok;
 }
 
 bool flow_count_backend(uint32_t idx, uint64_t *n)

@@ -1,7 +1,7 @@
 # maglevd: the control-plane daemon (see docs/operations.md).
 MAGLEVD_SRCS := $(wildcard userspace/maglevd/*.c)
 MAGLEVD_OBJS := $(patsubst userspace/maglevd/%.c,$(BUILD)/maglevd-obj/%.o,$(MAGLEVD_SRCS))
-MAGLEVD_LIBS := -lbpf -lelf -lz -ljson-c -lmnl -lsystemd -lpthread -lcurl
+MAGLEVD_LIBS := -lbpf -lelf -lz -ljson-c -lmnl -lsystemd -lpthread -lcurl -lm
 
 ALL_TARGETS += $(BUILD)/maglevd
 

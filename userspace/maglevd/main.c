@@ -22,6 +22,7 @@
 
 #include "bpffs.h"
 #include "daemon.h"
+#include "bounded.h"
 #include "flow_count.h"
 #include "fleet.h"
 #include "log.h"
@@ -413,6 +414,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	slowpath_tick(d);
 	fleet_tick(d);
 	second_chance_tick(d);
+	bounded_tick(d);
 	if (now - last_sample >= 1000) {
 		last_sample = now;
 		metrics_sample(d);

@@ -282,10 +282,12 @@ int registry_vip_add(struct registry *r, const struct registry_ctx *ctx,
 	if (fv) {
 		/* Deleted and re-added in one transaction: the same VIP goes on. */
 		v->base = fv->base;
+		v->spill_base = fv->spill_base;
 		v->table_gen = fv->table_gen;
 	} else if (ctx->dp) {
 		/* Counters of a reused id start from what the datapath holds now. */
 		maglev_dp_vip_stats(ctx->dp, id, &v->base);
+		maglev_dp_vip_spilled(ctx->dp, id, &v->spill_base);
 	}
 	v->last = v->base;
 	r->vips[id] = v;
@@ -371,6 +373,7 @@ int registry_vip_del(struct registry *r, const struct maglev_vip_key *key, char 
 		f->id = v->id;
 		f->table_gen = v->table_gen;
 		f->base = v->base;
+		f->spill_base = v->spill_base;
 	}
 	r->vips[v->id] = NULL;
 	r->nvips--;

@@ -80,9 +80,10 @@ struct vip {
 	 * 0: it holds none.
 	 */
 	double sc_until_ms;
-	uint32_t vnodes;      /* ring points per unit of weight (ring only) */
-	struct rdv_memo *rdv; /* rendezvous only; NULL before the first build */
-	struct hc_params hc;  /* overrides, see hc_set */
+	uint32_t vnodes;	/* ring points per unit of weight (ring only) */
+	uint32_t balance_milli; /* bounded loads' C in thousandths (bounded.h); 0: off */
+	struct rdv_memo *rdv;	/* rendezvous only; NULL before the first build */
+	struct hc_params hc;	/* overrides, see hc_set */
 	uint32_t hc_set;
 	struct be *bes;
 	uint32_t nbe, cap;
@@ -93,6 +94,7 @@ struct vip {
 	uint64_t digest;	   /* drift_table_digest() of the table swapped in */
 	double rebuild_ms;	   /* last build + swap */
 	struct maglev_vip_stats base, last;
+	uint64_t spill_base; /* maglev_vipspill when this VIP got its id */
 	double pps, bps, fps;
 };
 
@@ -106,6 +108,7 @@ struct freed_vip {
 	uint32_t id;
 	uint64_t table_gen;
 	struct maglev_vip_stats base;
+	uint64_t spill_base;
 };
 
 struct freed_be {

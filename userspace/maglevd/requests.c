@@ -16,6 +16,7 @@
 #include "be_state.h"
 #include "daemon.h"
 #include "drift.h"
+#include "bounded.h"
 #include "flow_count.h"
 #include "fleet.h"
 #include "log.h"
@@ -201,6 +202,25 @@ static int set_placement(json_object *req, struct vip *v, struct req_err *e)
 	return 0;
 }
 
+/* "balance_factor" of vip.add and vip.set: bounded loads' C, or off. */
+static int set_balance(json_object *req, struct vip *v, struct req_err *e)
+{
+	uint32_t milli;
+	const char *s;
+
+	if (get_str(req, "balance_factor", false, &s, e))
+		return -EINVAL;
+	if (!s)
+		return 0;
+	if (balance_parse(s, &milli))
+		return fail(e,
+			    "balance factor '%.40s' is not a number from 1.01 to 10 (or off): "
+			    "the cap is that many times the mean load",
+			    s);
+	v->balance_milli = milli;
+	return 0;
+}
+
 /* The keys of vip.add; vip.set takes the same but port_any (it would make
  * another VIP): the list from its second entry on.
  */
@@ -223,6 +243,7 @@ static const char *const vip_add_keys[] = {"port_any",
 					   "placement",
 					   "vnodes",
 					   "second_chance",
+					   "balance_factor",
 					   NULL};
 
 /* The options vip add and vip set share: encapsulation and health-check
@@ -350,7 +371,7 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	if (vip_opts(req, &encap, &gue, &sc, &hc, &hc_set, &given, e))
 		return -EINVAL;
 	/* Checked on a stand-in first: a bad value must not leave a VIP behind. */
-	if (set_placement(req, &probe, e))
+	if (set_placement(req, &probe, e) || set_balance(req, &probe, e))
 		return -EINVAL;
 	if (key.family == MAGLEV_AF_INET6) {
 		struct maglev_config mc;
@@ -369,7 +390,9 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	if (ret)
 		return ret;
 	registry_find_vip(r, &key)->second_chance = sc;
-	return set_placement(req, registry_find_vip(r, &key), e);
+	if (set_placement(req, registry_find_vip(r, &key), e))
+		return -EINVAL;
+	return set_balance(req, registry_find_vip(r, &key), e);
 }
 
 /* vip set: placement, encapsulation and health-check overrides of a VIP,
@@ -395,10 +418,11 @@ static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, st
 	if (vip_opts(req, &encap, &gue, &sc, &hc, &hc_set, &given, e))
 		return -EINVAL;
 	if (!given && !json_object_object_get_ex(req, "placement", &m) &&
-	    !json_object_object_get_ex(req, "vnodes", &m))
-		return fail(e, "nothing to set: give placement, vnodes, encap, gue_port, "
-			       "second_chance or a check option");
-	if (set_placement(req, v, e))
+	    !json_object_object_get_ex(req, "vnodes", &m) &&
+	    !json_object_object_get_ex(req, "balance_factor", &m))
+		return fail(e, "nothing to set: give placement, vnodes, balance_factor, encap, "
+			       "gue_port, second_chance or a check option");
+	if (set_placement(req, v, e) || set_balance(req, v, e))
 		return -EINVAL;
 	if (encap != v->encap || gue != v->gue_port || sc != v->second_chance)
 		v->info_dirty = true;
@@ -650,11 +674,17 @@ static json_object *be_json(struct daemon *d, const struct vip *v, const struct 
 	}
 	json_object_object_add(o, "dp_flags", fl);
 	json_object_object_add(o, "flows", flows_json(b));
+	if (v->balance_milli) {
+		json_object_object_add(o, "load", json_object_new_uint64(bounded_load(b->idx)));
+		json_object_object_add(o, "over_cap",
+				       json_object_new_boolean(bounded_marked(b->idx)));
+	}
 	return o;
 }
 
-static json_object *vip_summary(const struct vip *v, const struct hc_params *defaults)
+static json_object *vip_summary(struct daemon *d_for_json, const struct vip *v)
 {
+	const struct hc_params *defaults = &d_for_json->cfg.hc;
 	json_object *o = json_object_new_object(), *chk = json_object_new_object();
 	char name[CTL_ADDR_STRLEN], hex[DRIFT_HEX_LEN];
 	struct hc_params hc;
@@ -672,6 +702,16 @@ static json_object *vip_summary(const struct vip *v, const struct hc_params *def
 			       json_object_new_string(maglev_placement_name(v->placement)));
 	if (v->placement == MAGLEV_PLACEMENT_RING)
 		json_object_object_add(o, "vnodes", json_object_new_int64(v->vnodes));
+	if (v->balance_milli) {
+		uint64_t sp = 0;
+
+		json_object_object_add(o, "balance_factor",
+				       json_object_new_double(v->balance_milli / 1000.0));
+		json_object_object_add(o, "load_cap", json_object_new_uint64(bounded_cap(v->id)));
+		maglev_dp_vip_spilled(d_for_json->dp, v->id, &sp);
+		json_object_object_add(o, "new_flow_spilled",
+				       json_object_new_uint64(sp - v->spill_base));
+	}
 	for (i = 0; i < v->nbe; i++)
 		up += v->bes[i].up && !v->bes[i].drain && v->bes[i].weight;
 	json_object_object_add(o, "backends", json_object_new_int64(v->nbe));
@@ -735,7 +775,7 @@ static json_object *do_vip_list(struct daemon *d, json_object *req, struct req_e
 	arr = json_object_new_array();
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
 		if (d->reg->vips[i])
-			json_object_array_add(arr, vip_summary(d->reg->vips[i], &d->cfg.hc));
+			json_object_array_add(arr, vip_summary(d, d->reg->vips[i]));
 	json_object_object_add(o, "vips", arr);
 	return o;
 }
@@ -750,7 +790,7 @@ static json_object *do_vip_show(struct daemon *d, json_object *req, struct req_e
 	if (check_keys(req, keys, e) || get_vip(d, d->reg, req, &v, e))
 		return NULL;
 	o = ok_reply();
-	vo = vip_summary(v, &d->cfg.hc);
+	vo = vip_summary(d, v);
 	arr = json_object_new_array();
 	for (i = 0; i < v->nbe; i++)
 		json_object_array_add(arr, be_json(d, v, &v->bes[i]));
@@ -854,6 +894,13 @@ static json_object *do_stats(struct daemon *d, json_object *req, struct req_err 
 		json_object_object_add(vo, "pps", json_object_new_double(v->pps));
 		json_object_object_add(vo, "bps", json_object_new_double(v->bps));
 		json_object_object_add(vo, "new_flows_per_s", json_object_new_double(v->fps));
+		{
+			uint64_t sp = 0;
+
+			maglev_dp_vip_spilled(d->dp, v->id, &sp);
+			json_object_object_add(vo, "new_flow_spilled",
+					       json_object_new_uint64(sp - v->spill_base));
+		}
 		bes = json_object_new_array();
 		for (j = 0; j < v->nbe; j++) {
 			const struct be *b = &v->bes[j];

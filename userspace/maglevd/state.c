@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bounded.h"
 #include "log.h"
 #include "maglev_table.h"
 #include "placement.h"
@@ -46,6 +47,12 @@ json_object *state_vip_json(const struct vip *v, bool with_ids)
 			       json_object_new_string(maglev_placement_name(v->placement)));
 	if (v->placement == MAGLEV_PLACEMENT_RING)
 		json_object_object_add(o, "vnodes", json_object_new_int64(v->vnodes));
+	if (v->balance_milli) {
+		char bf[16];
+
+		balance_format(v->balance_milli, bf, sizeof(bf));
+		json_object_object_add(o, "balance_factor", json_object_new_string(bf));
+	}
 	chk = json_object_new_object();
 	if (v->hc_set & HCF_TYPE)
 		json_object_object_add(chk, "type",
@@ -382,6 +389,14 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 		return -EINVAL;
 	}
 	v->vnodes = (uint32_t)vn;
+	/* Absent: off (files from before bounded loads too). */
+	if (get_member(vo, "balance_factor", json_type_string, false, &m, err, errlen))
+		return -EINVAL;
+	if (m && balance_parse(json_object_get_string(m), &v->balance_milli)) {
+		snprintf(err, errlen, "'balance_factor' '%.40s' is not 1.01..10 or off",
+			 json_object_get_string(m));
+		return -EINVAL;
+	}
 	if (get_member(vo, "base", json_type_object, false, &base, err, errlen))
 		return -EINVAL;
 	if (base) {
