@@ -75,6 +75,17 @@ decapsulated() {
 	done
 }
 err() { field "$1" "$2" .last_error; }
+# wait_err VIP BACKEND TEXT SECONDS: until the backend's last error is TEXT
+# (the check before may have failed otherwise, e.g. while a responder was
+# being replaced).
+wait_err() {
+	local end=$((SECONDS + $4))
+	while [ $SECONDS -le $end ]; do
+		[ "$(err "$1" "$2")" = "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 N=192.0.2.60:53/udp
 opts="--check-interval 200 --check-timeout 150 --rise 1 --fall 1"
@@ -99,18 +110,17 @@ check "the queries travelled encapsulated (the backend's decap counted >= 2)" [ 
 kill "$RPID"
 check "responder stopped: down" wait_state $N 198.51.100.61 down 3
 check "... from the ICMP port unreachable: 'udp: port unreachable'" \
-	[ "$(err $N 198.51.100.61)" = "udp: port unreachable" ]
+	wait_err $N 198.51.100.61 "udp: port unreachable" 3
 responder 192.0.2.60 53 dns || nok "DNS responder again"
 check "responder back: up again" wait_state $N 198.51.100.61 up 3
 kill "$RPID"
 responder 192.0.2.60 53 servfail || nok "SERVFAIL responder"
 check "answering SERVFAIL: down" wait_state $N 198.51.100.61 down 3
-check "... with 'dns: rcode 2 SERVFAIL'" [ "$(err $N 198.51.100.61)" = "dns: rcode 2 SERVFAIL" ]
+check "... with 'dns: rcode 2 SERVFAIL'" wait_err $N 198.51.100.61 "dns: rcode 2 SERVFAIL" 3
 kill "$RPID"
 responder 192.0.2.60 53 silent || nok "silent responder"
-sleep 0.6
-check "a responder that never answers: down, timeout" \
-	bash -c "[ \"\$($MAGLEVCTL -j health $N | jq -r '.backends[0] | .state + \" \" + .last_error')\" = 'down timeout' ]"
+down_timeout() { wait_err $N 198.51.100.61 timeout 3 && [ "$(field $N 198.51.100.61 .state)" = down ]; }
+check "a responder that never answers: down, timeout" down_timeout
 kill "$RPID"
 
 U=192.0.2.61:7/udp

@@ -7,7 +7,11 @@ XDP_TEST_HDRS := selftests/xdp/pkt.h selftests/xdp/fixture.h include/maglev_seco
 
 ALL_TARGETS += $(XDP_TEST_BINS)
 TESTS += $(XDP_TEST_BINS)
-VM_TESTS += $(XDP_TEST_BINS)
+# On Debian's 6.1 in the VM (TCG: every test case's program load is a slow
+# verification) the tests whose checks depend on the kernel: the verifier's
+# verdict, helpers, maps, sockets. Parsing and encapsulation bytes are the
+# same program's arithmetic on both kernels and run on the host only.
+VM_TESTS += $(filter-out %/xdp_encap_test %/xdp_parse_test,$(XDP_TEST_BINS))
 
 $(BUILD)/selftests/xdp/%: selftests/xdp/%.c $(XDP_TEST_HDRS) $(BUILD)/libmaglev.a \
 		$(BUILD)/maglev_decap.skel.h $(KSELFTEST_H)
