@@ -14,7 +14,9 @@
 #  - no packet of the stream is lost, and each flow stays on its backend.
 . "$(dirname "$0")/lib.sh"
 
-OLD=$BUILD_DIR/layout-variant/maglevd
+# The old release is the plain build's variant also when the new one is a
+# sanitizer build (MAGLEV_BUILD=build/san): only the new one is under test.
+OLD=$ROOT/build/layout-variant/maglevd
 [ -x "$OLD" ] || skip_all "$OLD missing (built by make all)"
 NEW=$MAGLEVD
 HELPER=$TDIR/crash.py

@@ -400,6 +400,7 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 	if (get_member(vo, "base", json_type_object, false, &base, err, errlen))
 		return -EINVAL;
 	if (base) {
+		u = 0; /* absent: 0, not what the last read left */
 		if (get_uint(base, "packets", false, UINT64_MAX - 1, &u, err, errlen))
 			return -EINVAL;
 		v->base.packets = v->last.packets = u;
