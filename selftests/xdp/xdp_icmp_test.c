@@ -276,14 +276,28 @@ TEST_F(icmp, mtu_no_df_passed_to_stack)
 	ASSERT_EQ(1, reason_count(self->dp, MAGLEV_REASON_PASS_NEED_FRAG));
 }
 
+/* A client frame of f with 8 bytes of IPv4 options or an 8-byte IPv6
+ * destination options header.
+ */
+static size_t build_with_options(uint8_t *in, const struct flow *f, const struct client_opts *co)
+{
+	const uint8_t t[] = {60};
+	const size_t l[] = {8};
+	size_t n = build_client(in, f, co);
+
+	if (f->family == P_AF6)
+		insert_ipv6_ext(in, &n, 14, t, l, 1);
+	else
+		insert_ipv4_nops(in, &n, 14, 8);
+	return n;
+}
+
 /* Over the MTU with IPv4 options or IPv6 extension headers: the too-big
  * quote (fixed header + 8 bytes) would not reach the ports, so the kernel
  * answers; at the MTU such a packet is forwarded.
  */
 TEST_F(icmp, mtu_with_options_passed_to_stack)
 {
-	const uint8_t t[] = {60};
-	const size_t l[] = {8};
 	struct run_result r;
 	uint8_t in[2048];
 	size_t n;
@@ -295,20 +309,12 @@ TEST_F(icmp, mtu_with_options_passed_to_stack)
 		size_t over = fam ? 40 : 20, hdr = (fam ? 40 + 8 : 20 + 8) + 20;
 		struct client_opts co = {.payload = 1500 - over - hdr};
 
-		n = build_client(in, f, &co);
-		if (fam)
-			insert_ipv6_ext(in, &n, 14, t, l, 1);
-		else
-			insert_ipv4_nops(in, &n, 14, 8);
+		n = build_with_options(in, f, &co);
 		ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
 		ASSERT_EQ(XDP_TX, r.action);
 		ASSERT_EQ(n + over, r.len);
 		co.payload++;
-		n = build_client(in, f, &co);
-		if (fam)
-			insert_ipv6_ext(in, &n, 14, t, l, 1);
-		else
-			insert_ipv4_nops(in, &n, 14, 8);
+		n = build_with_options(in, f, &co);
 		ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
 		ASSERT_EQ(XDP_PASS, r.action);
 		ASSERT_BYTES(r.out, r.len, in, n);

@@ -260,6 +260,22 @@ static void fleet_keep(struct maglevd_config *nc, const struct maglevd_config *c
 	strcpy(nc->fleet_key, cur->fleet_key);
 }
 
+/* A reload applied part-way (the new config is in use, a rebuild failed):
+ * reported as failed, with what is in use and what to do.
+ */
+static int reload_part_way(struct daemon *d, const char *what, const char *todo, const char *why,
+			   char *err, size_t errlen)
+{
+	char e[512];
+
+	snprintf(e, sizeof(e), "%s (%s): %s", what, why, todo);
+	status_reload_done(d, e);
+	snprintf(err, errlen, "%s", e);
+	log_err("reload failed: %s", e);
+	sd_notify(0, "READY=1");
+	return -1;
+}
+
 int daemon_reload(struct daemon *d, char *err, size_t errlen)
 {
 	struct maglev_config mc, old_mc;
@@ -344,32 +360,19 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	log_set_level(verbose ? LOG_DEBUG : nc.log_level);
 	if (regroup)
 		ctl_server_apply_group(d);
-	if (reseed) {
-		if (rebuild_all_tables(d, e2, sizeof(e2))) {
-			/* Applied part-way: the new seed hashes flows already. */
-			snprintf(e, sizeof(e),
-				 "the new seed is in use but rebuilding the tables failed (%s): "
-				 "some VIPs may still have tables of the old seed; reload again",
-				 e2);
-			status_reload_done(d, e);
-			snprintf(err, errlen, "%s", e);
-			log_err("reload failed: %s", e);
-			sd_notify(0, "READY=1");
-			return -1;
-		}
+	if (reseed && rebuild_all_tables(d, e2, sizeof(e2)))
+		/* Applied part-way: the new seed hashes flows already. */
+		return reload_part_way(
+			d, "the new seed is in use but rebuilding the tables failed",
+			"some VIPs may still have tables of the old seed; reload again", e2, err,
+			errlen);
+	if (reseed)
 		log_info("reload: new seed, every table rebuilt");
-	} else if (refail && rebuild_all_tables(d, e2, sizeof(e2))) {
+	else if (refail && rebuild_all_tables(d, e2, sizeof(e2)))
 		/* The failed backends' flags follow health_on_fail. */
-		snprintf(e, sizeof(e),
-			 "health_on_fail is in use but rewriting the backends failed (%s): "
-			 "reload again",
-			 e2);
-		status_reload_done(d, e);
-		snprintf(err, errlen, "%s", e);
-		log_err("reload failed: %s", e);
-		sd_notify(0, "READY=1");
-		return -1;
-	}
+		return reload_part_way(d,
+				       "health_on_fail is in use but rewriting the backends failed",
+				       "reload again", e2, err, errlen);
 	status_reload_done(d, NULL);
 	log_info("configuration reloaded from %s", d->config_path);
 	sd_notify(0, "READY=1");
