@@ -19,7 +19,10 @@ static struct conn_census *cur, *spare;
  */
 static struct maglev_backend_stats *nf_cur, *nf_spare;
 static bool nf_have_cur, nf_have_spare;
-static uint32_t nf_below; /* the new-flow counts read: indices below this */
+/* The new-flow counts to read: indices below nf_below; nf_cur holds those
+ * below nf_cur_below (what was asked when it was read).
+ */
+static uint32_t nf_below, nf_cur_below;
 static uint64_t cur_ms;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
@@ -57,6 +60,7 @@ static void *run(void *arg)
 			nf_cur = nf_spare;
 			nf_spare = n;
 			nf_have_cur = nf_have_spare;
+			nf_cur_below = below;
 			cur_ms = mono_ms();
 		} else if (!warned) {
 			/* Logging from this thread is fine: log_msg is one fprintf. */
@@ -141,7 +145,7 @@ bool flow_count_backend_load(uint32_t idx, uint64_t *n, uint64_t *nf)
 	bool ok;
 
 	pthread_mutex_lock(&lock);
-	ok = cur && cur_ms && nf_have_cur && idx < nf_below;
+	ok = cur && cur_ms && nf_have_cur && idx < nf_cur_below;
 	if (ok) {
 		*n = cur->per_backend[idx];
 		*nf = nf_cur[idx].new_flows;
