@@ -3,7 +3,8 @@
 # Bounded loads (issue 19) through the daemon: --balance-factor on vip add
 # and vip set, refused outside its range (nothing changes), shown, saved and
 # restored across a restart. The datapath's spill is tested in
-# selftests/xdp/xdp_bounded_test.c.
+# selftests/xdp/xdp_bounded_test.c, the cap with real traffic in
+# daemon_bounded_traffic.sh.
 . "$(dirname "$0")/lib.sh"
 
 setup_net || skip_all "cannot create namespaces/veth"

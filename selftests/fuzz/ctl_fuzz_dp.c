@@ -99,6 +99,13 @@ int maglev_dp_backend_stats_all(struct maglev_dp *dp, struct maglev_backend_stat
 	return 0;
 }
 
+int maglev_dp_backend_stats_below(struct maglev_dp *dp, uint32_t n,
+				  struct maglev_backend_stats *out)
+{
+	memset(out, 0, MAGLEV_MAX_BACKENDS * sizeof(*out));
+	return 0;
+}
+
 int maglev_dp_vip_spilled(struct maglev_dp *dp, uint32_t vip_id, uint64_t *out)
 {
 	*out = 0;

@@ -12,29 +12,21 @@
 #include "conn_census.h"
 #include "maglev_conn.h"
 
-/* The backend map in one batch read: generation and flags by index. */
-static int read_backends(int fd, struct maglev_backend *out)
+/*
+ * Backend idx's generation and flags, read the first time an entry names it
+ * (have[idx]): a lookup per backend in use, not a read of all 65,536 slots
+ * (~70 ms even for a small table, which held bounded loads' census to one
+ * every few seconds). An index that cannot be read stays zero: not live.
+ */
+static const struct maglev_backend *backend_of(int fd, struct maglev_backend *bes, uint8_t *have,
+					       __u32 idx)
 {
-	__u32 *keys = calloc(MAGLEV_MAX_BACKENDS, sizeof(*keys));
-	__u32 out_batch, count = MAGLEV_MAX_BACKENDS, done = 0;
-	void *in = NULL;
-	int ret = 0;
-
-	if (!keys)
-		return -ENOMEM;
-	while (done < MAGLEV_MAX_BACKENDS) {
-		count = MAGLEV_MAX_BACKENDS - done;
-		if (bpf_map_lookup_batch(fd, in, &out_batch, keys + done, out + done, &count,
-					 NULL)) {
-			if (errno != ENOENT)
-				ret = -errno;
-			break;
-		}
-		done += count;
-		in = &out_batch;
+	if (!have[idx]) {
+		have[idx] = 1;
+		if (bpf_map_lookup_elem(fd, &idx, &bes[idx]))
+			memset(&bes[idx], 0, sizeof(bes[idx]));
 	}
-	free(keys);
-	return ret;
+	return &bes[idx];
 }
 
 int maglev_conn_census(struct maglev_dp *dp, struct conn_census *c)
@@ -46,6 +38,7 @@ int maglev_conn_census(struct maglev_dp *dp, struct conn_census *c)
 	struct maglev_config mc;
 	struct maglev_backend *bes;
 	struct maglev_conn_bucket *m;
+	uint8_t *have;
 	struct bpf_map_info info = {0};
 	__u32 ilen = sizeof(info), zero = 0, i;
 	size_t len, page = (size_t)sysconf(_SC_PAGESIZE);
@@ -60,12 +53,12 @@ int maglev_conn_census(struct maglev_dp *dp, struct conn_census *c)
 	ret = maglev_dp_get_config(dp, &mc);
 	if (ret)
 		return ret;
-	bes = calloc(MAGLEV_MAX_BACKENDS, sizeof(*bes));
-	if (!bes)
-		return -ENOMEM;
-	ret = read_backends(bfd, bes);
-	if (ret)
+	bes = malloc(MAGLEV_MAX_BACKENDS * sizeof(*bes));
+	have = calloc(MAGLEV_MAX_BACKENDS, sizeof(*have));
+	if (!bes || !have) {
+		ret = -ENOMEM;
 		goto out;
+	}
 	len = ((size_t)info.max_entries * sizeof(*m) + page - 1) / page * page;
 	m = mmap(NULL, len, PROT_READ, MAP_SHARED, cfd, 0);
 	if (m == MAP_FAILED) {
@@ -95,7 +88,7 @@ int maglev_conn_census(struct maglev_dp *dp, struct conn_census *c)
 			idx = s->conn.backend_idx;
 			if (idx >= MAGLEV_MAX_BACKENDS)
 				continue;
-			b = &bes[idx];
+			b = backend_of(bfd, bes, have, idx);
 			if (b->gen != s->conn.backend_gen ||
 			    !(b->flags & (MAGLEV_BACKEND_F_UP | MAGLEV_BACKEND_F_DRAIN)))
 				continue;
@@ -116,6 +109,7 @@ int maglev_conn_census(struct maglev_dp *dp, struct conn_census *c)
 	}
 	munmap(m, len);
 out:
+	free(have);
 	free(bes);
 	return ret;
 }

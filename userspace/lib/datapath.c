@@ -892,6 +892,12 @@ int maglev_dp_overcap_set(struct maglev_dp *dp, uint32_t idx, bool over)
 
 int maglev_dp_backend_stats_all(struct maglev_dp *dp, struct maglev_backend_stats *out)
 {
+	return maglev_dp_backend_stats_below(dp, MAGLEV_MAX_BACKENDS, out);
+}
+
+int maglev_dp_backend_stats_below(struct maglev_dp *dp, uint32_t n,
+				  struct maglev_backend_stats *out)
+{
 	int fd = map_fd(dp->skel->maps.maglev_bestat);
 	/* Batches of at most ~4 MiB of per-CPU values, whatever the CPU count. */
 	uint32_t chunk = (4u << 20) / ((uint32_t)dp->ncpus * sizeof(*out)), done = 0, in, next;
@@ -909,9 +915,11 @@ int maglev_dp_backend_stats_all(struct maglev_dp *dp, struct maglev_backend_stat
 		ret = -ENOMEM;
 		goto out;
 	}
+	if (n > MAGLEV_MAX_BACKENDS)
+		n = MAGLEV_MAX_BACKENDS;
 	memset(out, 0, MAGLEV_MAX_BACKENDS * sizeof(*out));
-	while (done < MAGLEV_MAX_BACKENDS) {
-		uint32_t count = chunk, i;
+	while (done < n) {
+		uint32_t count = n - done < chunk ? n - done : chunk, i;
 		int c, r;
 
 		r = bpf_map_lookup_batch(fd, done ? &in : NULL, &next, keys, vals, &count, NULL);

@@ -86,6 +86,11 @@ int maglev_dp_vip_stats(struct maglev_dp *dp, uint32_t vip_id, struct maglev_vip
 int maglev_dp_backend_stats(struct maglev_dp *dp, uint32_t idx, struct maglev_backend_stats *out);
 /* Every backend's at once (out[MAGLEV_MAX_BACKENDS], by index), with batch lookups. */
 int maglev_dp_backend_stats_all(struct maglev_dp *dp, struct maglev_backend_stats *out);
+/* The same for indices below n only (the rest of out zeroed): reading all
+ * 65,536 per-CPU values costs ~100 ms, too slow for bounded loads' 100 ms.
+ */
+int maglev_dp_backend_stats_below(struct maglev_dp *dp, uint32_t n,
+				  struct maglev_backend_stats *out);
 /* Bounded loads (include/maglev_maps.h): new flows of VIP vip_id that left
  * an over-cap pick for a probed backend, summed over CPUs; and the over-cap
  * mark of backend idx.

@@ -176,17 +176,20 @@ void print_stats(const struct ctl_opts *o, json_object *resp)
 	size_t i, j, n = arr_len(resp, "vips", &vips);
 	char a[16], b[16], c[16];
 
-	printf("%-40s %-8s %14s %16s %12s %9s %10s %9s\n", "VIP / BACKEND", "STATE", "PACKETS",
-	       "BYTES", "NEW FLOWS", "PPS", "BPS", "FLOWS/S");
+	printf("%-40s %-8s %14s %16s %12s %9s %10s %9s %12s\n", "VIP / BACKEND", "STATE", "PACKETS",
+	       "BYTES", "NEW FLOWS", "PPS", "BPS", "FLOWS/S", "SPILLED");
 	for (i = 0; i < n; i++) {
 		json_object *v = json_object_array_get_idx(vips, i), *bes;
 		size_t nb = arr_len(v, "backends", &bes);
 
-		printf("%-40s %-8s %14" PRId64 " %16" PRId64 " %12" PRId64 " %9s %10s %9s\n",
+		/* SPILLED: new flows bounded loads placed past an over-cap pick. */
+		printf("%-40s %-8s %14" PRId64 " %16" PRId64 " %12" PRId64
+		       " %9s %10s %9s %12" PRId64 "\n",
 		       s_or(v, "vip", "?"), "", jint(v, "packets"), jint(v, "bytes"),
 		       jint(v, "new_flows"), human(jdbl(v, "pps"), a, sizeof(a)),
 		       human(jdbl(v, "bps"), b, sizeof(b)),
-		       human(jdbl(v, "new_flows_per_s"), c, sizeof(c)));
+		       human(jdbl(v, "new_flows_per_s"), c, sizeof(c)),
+		       jint(v, "new_flow_spilled"));
 		for (j = 0; j < nb; j++) {
 			json_object *be = json_object_array_get_idx(bes, j);
 

@@ -97,7 +97,7 @@ void bounded_tick(struct daemon *d)
 {
 	struct registry *r = d->reg;
 	bool any = false;
-	uint32_t id, i;
+	uint32_t id, i, below = 0;
 
 	memset(want, 0, sizeof(want));
 	memset(caps, 0, sizeof(caps));
@@ -107,6 +107,9 @@ void bounded_tick(struct daemon *d)
 		if (!v || !v->balance_milli)
 			continue;
 		any = true;
+		for (i = 0; i < v->nbe; i++)
+			if (v->bes[i].idx >= below)
+				below = v->bes[i].idx + 1;
 		vip_marks(d, v);
 	}
 	/* Only changes are written; a failed write is retried next tick. */
@@ -121,7 +124,7 @@ void bounded_tick(struct daemon *d)
 		}
 	}
 	active = any;
-	flow_count_fast(any);
+	flow_count_fast(any, below);
 }
 
 bool bounded_active(void)

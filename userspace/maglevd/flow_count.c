@@ -19,6 +19,10 @@ static struct conn_census *cur, *spare;
  */
 static struct maglev_backend_stats *nf_cur, *nf_spare;
 static bool nf_have_cur, nf_have_spare;
+/* The new-flow counts to read: indices below nf_below; nf_cur holds those
+ * below nf_cur_below (what was asked when it was read).
+ */
+static uint32_t nf_below, nf_cur_below;
 static uint64_t cur_ms;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
@@ -37,10 +41,12 @@ static void *run(void *arg)
 		struct timespec until;
 		int r;
 
+		uint32_t below = nf_below;
+
 		nf_have_spare = fast;
 		pthread_mutex_unlock(&lock);
 		t0 = mono_ms();
-		if (nf_have_spare && maglev_dp_backend_stats_all(dp, nf_spare))
+		if (nf_have_spare && maglev_dp_backend_stats_below(dp, below, nf_spare))
 			nf_have_spare = false;
 		r = maglev_conn_census(dp, spare);
 		took = mono_ms() - t0;
@@ -54,6 +60,7 @@ static void *run(void *arg)
 			nf_cur = nf_spare;
 			nf_spare = n;
 			nf_have_cur = nf_have_spare;
+			nf_cur_below = below;
 			cur_ms = mono_ms();
 		} else if (!warned) {
 			/* Logging from this thread is fine: log_msg is one fprintf. */
@@ -121,9 +128,10 @@ void flow_count_stop(void)
 	nf_cur = nf_spare = NULL;
 }
 
-void flow_count_fast(bool f)
+void flow_count_fast(bool f, uint32_t below)
 {
 	pthread_mutex_lock(&lock);
+	nf_below = below;
 	if (f && !fast) {
 		kick = true; /* the next count now, not in 2 s */
 		pthread_cond_signal(&wake);
@@ -137,7 +145,7 @@ bool flow_count_backend_load(uint32_t idx, uint64_t *n, uint64_t *nf)
 	bool ok;
 
 	pthread_mutex_lock(&lock);
-	ok = cur && cur_ms && nf_have_cur && idx < MAGLEV_MAX_BACKENDS;
+	ok = cur && cur_ms && nf_have_cur && idx < nf_cur_below;
 	if (ok) {
 		*n = cur->per_backend[idx];
 		*nf = nf_cur[idx].new_flows;

@@ -19,11 +19,14 @@
 #define FLOW_COUNT_FAST_MS 100
 
 int flow_count_start(struct daemon *d);
-/* Count every FLOW_COUNT_FAST_MS (still under 5% of a CPU) instead. */
-void flow_count_fast(bool fast);
+/* Count every FLOW_COUNT_FAST_MS (still under 5% of a CPU) instead, with
+ * the new-flow counts of backend indices below `below` (those of the
+ * bounded VIPs) read just before each count.
+ */
+void flow_count_fast(bool fast, uint32_t below);
 /* Backend idx's live entries in the latest count and the datapath's
- * new-flow count read just before it (taken only while fast); false if
- * that count has none.
+ * new-flow count read just before it (taken only while fast, idx below
+ * `below`); false if that count has none.
  */
 bool flow_count_backend_load(uint32_t idx, uint64_t *n, uint64_t *nf);
 /* When the latest count was published (its identity); false before the first. */

@@ -21,6 +21,7 @@ struct snap_vip {
 	uint32_t id;
 	struct maglev_vip_key key;
 	struct maglev_vip_stats base;
+	uint64_t spill_base;
 	uint64_t table_gen;
 	double rebuild_ms;
 	uint32_t table_slots_used;
@@ -178,6 +179,7 @@ struct metrics_snap *metrics_snap_take(struct daemon *d)
 		*sv = (struct snap_vip){.id = v->id,
 					.key = v->key,
 					.base = v->base,
+					.spill_base = v->spill_base,
 					.table_gen = v->table_gen,
 					.rebuild_ms = v->rebuild_ms,
 					.table_slots_used = v->table_slots_used,
@@ -244,6 +246,16 @@ char *metrics_snap_render(const struct metrics_snap *s, struct maglev_dp *dp, si
 	VIP_COUNTER("maglev_vip_bytes_total", bytes,
 		    "Bytes (before encapsulation) forwarded for the VIP.")
 	VIP_COUNTER("maglev_vip_new_flows_total", new_flows, "Flows that took a Maglev pick.")
+	head(f, "maglev_vip_new_flow_spilled_total", "counter",
+	     "New flows whose pick was over its bounded-load cap and a probe placed elsewhere.");
+	FOR_VIPS
+	{
+		uint64_t sp = 0;
+
+		maglev_dp_vip_spilled(dp, sv->id, &sp);
+		fprintf(f, "maglev_vip_new_flow_spilled_total{vip=\"%s\"} %llu\n", vname,
+			(unsigned long long)(sp - sv->spill_base));
+	}
 	head(f, "maglev_vip_table_generation", "gauge", "Tables swapped in for the VIP.");
 	FOR_VIPS fprintf(f, "maglev_vip_table_generation{vip=\"%s\"} %llu\n", vname,
 			 (unsigned long long)sv->table_gen);
