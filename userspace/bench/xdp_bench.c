@@ -381,6 +381,33 @@ static double mem_dependent_load_ns(int huge)
 }
 
 /*
+ * Loads at random lines of the same buffer that depend on nothing before
+ * them (the line from a hash of the loop counter, summed): the CPU keeps
+ * many misses in flight, as it may for successive packets, whose buckets do
+ * not depend on each other. The other bound: what a miss costs when nothing
+ * waits for it. 0 if the buffer cannot be had.
+ */
+static double mem_independent_load_ns(void)
+{
+	size_t lines = conn_table_bytes() / 64, i, loads = 4000000;
+	uint64_t sum = 0, t0;
+	uint64_t *buf;
+
+	buf = mmap(NULL, lines * 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return 0;
+	madvise(buf, lines * 64, MADV_NOHUGEPAGE);
+	for (i = 0; i < lines; i++)
+		buf[i * 8] = i;
+	t0 = now_ns();
+	for (i = 0; i < loads; i++)
+		sum += buf[(i * 0x9e3779b97f4a7c15ULL >> 20) % lines * 8];
+	t0 = now_ns() - t0;
+	munmap(buf, lines * 64);
+	return sum ? (double)t0 / loads : 0;
+}
+
+/*
  * The same chain through a buffer laid out like the table's buckets: each
  * step reads a bucket's tag word, which says where the last word of one of
  * its slots is (a random way), and that word names the next bucket. Two
@@ -734,7 +761,7 @@ int main(int argc, char **argv)
 	struct flow f4, f6;
 	uint8_t fr[FRAME];
 	char err[256] = "";
-	double base, ns, mem_ns = 0, mem_bucket_ns = 0, mem_huge_ns, base_cycle = 0,
+	double base, ns, mem_ns = 0, mem_bucket_ns = 0, mem_huge_ns, mem_indep_ns, base_cycle = 0,
 			 two[2] = {0, 0};
 	uint32_t large_flows = 0;
 	uint64_t ev0[MAGLEV_CTR_MAX], ev1[MAGLEV_CTR_MAX];
@@ -1067,6 +1094,7 @@ int main(int argc, char **argv)
 		mem_bucket_ns = mem_bucket_load_ns();
 	}
 	mem_huge_ns = mem_dependent_load_ns(1);
+	mem_indep_ns = mem_independent_load_ns();
 	printf("XDP balancer, BPF_PROG_TEST_RUN repeat=%d x %d rounds (median; new flow: %d x %d\n"
 	       "into an emptied table), %d-byte frames, %d backends, connection table for %u\n"
 	       "flows.\n"
@@ -1130,6 +1158,9 @@ int main(int argc, char **argv)
 	printf("the same single-line chain with 2 MB pages (madvise): %.1f ns\n", mem_huge_ns);
 	json_object_object_add(js, "mem_ns_dependent_load_conn_table_2m",
 			       json_object_new_double(mem_huge_ns));
+	printf("independent loads at random lines of that buffer: %.1f ns each\n", mem_indep_ns);
+	json_object_object_add(js, "mem_ns_independent_load_conn_table",
+			       json_object_new_double(mem_indep_ns));
 	if (large_flows)
 		printf("large cases: %u live flows (every way of the table), each packet the "
 		       "next\n",
