@@ -10,14 +10,6 @@
 #include "xdp_consts.h"
 #include "maglev_bench.h"
 
-#define MAGLEV_BENCH_RESTORE 80 /* covers Ethernet + IPv6 + TCP, all we rewrite */
-
-struct maglev_bench_pkt {
-	__u32 len;	/* frame length */
-	__u32 vary_off; /* offset of a 32-bit word to make unique per iteration; 0: none */
-	__u64 data[MAGLEV_BENCH_RESTORE / 8];
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -34,6 +26,24 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } maglev_bench_iter SEC(".maps");
+
+/* The flows of a cycle (values to xor in, network order), written by the
+ * benchmark, which chooses them so that each has a way of its own.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAGLEV_BENCH_VARY_MAX);
+	__type(key, __u32);
+	__type(value, __u32);
+} maglev_bench_vary SEC(".maps");
+
+/* Per CPU: two CPUs cycling at once share no written line here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} maglev_bench_cycle SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -73,16 +83,30 @@ int maglev_bench(struct xdp_md *ctx)
 		((__u64 *)data)[i] = ((__u64 *)p->data)[i];
 	off = p->vary_off;
 	if (off) {
-		__u32 *w;
+		__u32 *w, *v, n = p->vary_n, k;
 
-		iter = bpf_map_lookup_elem(&maglev_bench_iter, &zero);
-		if (!iter || off > MAGLEV_BENCH_RESTORE - 4)
+		if (off > MAGLEV_BENCH_RESTORE - 4)
 			return XDP_ABORTED;
-		*iter += 1;
 		w = data + off;
 		if ((void *)(w + 1) > data_end)
 			return XDP_ABORTED;
-		*w ^= bpf_htonl((__u32)*iter);
+		if (n) {
+			iter = bpf_map_lookup_elem(&maglev_bench_cycle, &zero);
+			if (!iter)
+				return XDP_ABORTED;
+			k = (__u32)(*iter % n);
+			*iter += 1;
+			v = bpf_map_lookup_elem(&maglev_bench_vary, &k);
+			if (!v)
+				return XDP_ABORTED;
+			*w ^= *v;
+		} else {
+			iter = bpf_map_lookup_elem(&maglev_bench_iter, &zero);
+			if (!iter)
+				return XDP_ABORTED;
+			*iter += 1;
+			*w ^= bpf_htonl((__u32)*iter);
+		}
 	}
 	bpf_tail_call(ctx, &maglev_bench_next, 0);
 	return XDP_ABORTED;

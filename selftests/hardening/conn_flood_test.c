@@ -35,6 +35,7 @@
 #include "fixture.h"
 #include "maglev_table.h"
 #include "maglev_conn.h"
+#include "../../bpf/maglev_bench.h" /* the wrapper's packet */
 #include "maglev_bench.skel.h"
 
 #define NBE	  100
@@ -236,10 +237,7 @@ FIXTURE_SETUP(flood)
 	ASSERT_EQ(0, bpf_map_update_elem(bpf_map__fd(self->wrap->maps.maglev_bench_next), &zero,
 					 &self->prog, 0));
 	{
-		struct {
-			uint32_t len, vary_off;
-			uint8_t data[80];
-		} p = {.len = FRAME, .vary_off = VARY_OFF};
+		struct maglev_bench_pkt p = {.len = FRAME, .vary_off = VARY_OFF};
 		struct client_opts co = {.tcp_flags = 0x02, .payload = FRAME - 14 - 40 - 20};
 		uint8_t fr[FRAME];
 

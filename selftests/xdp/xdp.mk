@@ -23,4 +23,4 @@ $(BUILD)/selftests/xdp/%: selftests/xdp/%.c $(XDP_TEST_HDRS) $(BUILD)/libmaglev.
 XDP_RACE_BIN := $(BUILD)/selftests/xdp/xdp_conn_race_test
 ALL_TARGETS += $(XDP_RACE_BIN)
 TESTS += $(XDP_RACE_BIN)
-$(XDP_RACE_BIN): $(BUILD)/maglev_bench.skel.h
+$(XDP_RACE_BIN): $(BUILD)/maglev_bench.skel.h bpf/maglev_bench.h

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "fixture.h"
+#include "../../bpf/maglev_bench.h" /* the wrapper's packet */
 #include "maglev_bench.skel.h"
 
 #define FRAME	128
@@ -162,10 +163,7 @@ static int bump_vip_gen(struct maglev_dp *dp)
 static void *runner_loop(void *arg)
 {
 	struct runner *r = arg;
-	struct {
-		uint32_t len, vary_off;
-		uint8_t data[80];
-	} p = {.len = FRAME};
+	struct maglev_bench_pkt p = {.len = FRAME};
 	struct client_opts co = {.tcp_flags = 0x10};
 	static __thread uint8_t in[FRAME], out[FRAME + 128];
 	uint32_t zero = 0;

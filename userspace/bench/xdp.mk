@@ -9,3 +9,5 @@ $(BUILD)/bench/xdp_bench: userspace/bench/xdp_bench.c selftests/xdp/pkt.h bpf/ma
 		$(BUILD)/maglev_bench.skel.h $(BUILD)/maglev_decap.skel.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Iselftests/xdp -Ibpf -o $@ $< $(BUILD)/libmaglev.a -lbpf -lelf -lz -ljson-c
+# The established cases side by side with an older commit's build (issue 14).
+BENCHES += userspace/bench/established_vs_ref.sh

@@ -17,6 +17,9 @@
  * the baseline), e.g. for perf record.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,12 +54,6 @@ static uint32_t repeat_new = REPEAT_NEW_MAX;
 #define NBACKENDS 100
 #define FRAME	  128
 
-struct bench_pkt {
-	uint32_t len;
-	uint32_t vary_off;
-	uint8_t data[80];
-};
-
 struct ctx {
 	struct maglev_dp *dp;
 	struct maglev_bench *wrap;
@@ -90,14 +87,19 @@ static int set_target(struct ctx *c, int prog_fd)
 				   0);
 }
 
-static int set_packet(struct ctx *c, const uint8_t *frame, uint32_t vary_off)
+static int set_packet_n(struct ctx *c, const uint8_t *frame, uint32_t vary_off, uint32_t vary_n)
 {
-	struct bench_pkt p = {.len = FRAME, .vary_off = vary_off};
+	struct maglev_bench_pkt p = {.len = FRAME, .vary_off = vary_off, .vary_n = vary_n};
 	uint32_t zero = 0;
 
 	memcpy(p.data, frame, sizeof(p.data));
 	memcpy(c->frame, frame, FRAME);
 	return bpf_map_update_elem(bpf_map__fd(c->wrap->maps.maglev_bench_pkt), &zero, &p, 0);
+}
+
+static int set_packet(struct ctx *c, const uint8_t *frame, uint32_t vary_off)
+{
+	return set_packet_n(c, frame, vary_off, 0);
 }
 
 /* Empty the connection table; returns the number of entries it held. */
@@ -348,8 +350,10 @@ static size_t conn_table_bytes(void)
  * pages like the kernel's vmalloc'ed map (a cache and TLB miss per load once
  * the buffer outgrows them). One such miss is the least a new flow into a
  * large table pays: its bucket must be read. 0 if the buffer cannot be had.
+ * huge: 2 MB pages where the kernel grants them (the cache miss with fewer
+ * TLB misses, for scale).
  */
-static double mem_dependent_load_ns(void)
+static double mem_dependent_load_ns(int huge)
 {
 	size_t lines = conn_table_bytes() / 64, i, j, p = 0, loads = 4000000;
 	uint64_t x = 0x9e3779b97f4a7c15ULL, t0;
@@ -358,7 +362,7 @@ static double mem_dependent_load_ns(void)
 	buf = mmap(NULL, lines * 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		return 0;
-	madvise(buf, lines * 64, MADV_NOHUGEPAGE);
+	madvise(buf, lines * 64, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	/* Sattolo's shuffle: one cycle through every line. */
 	for (i = 0; i < lines; i++)
 		buf[i * 8] = i;
@@ -374,6 +378,88 @@ static double mem_dependent_load_ns(void)
 	t0 = now_ns() - t0;
 	munmap(buf, lines * 64);
 	return p < lines ? (double)t0 / loads : 0;
+}
+
+/*
+ * Loads at random lines of the same buffer that depend on nothing before
+ * them (the line from a hash of the loop counter, summed): the CPU keeps
+ * many misses in flight, as it may for successive packets, whose buckets do
+ * not depend on each other. The other bound: what a miss costs when nothing
+ * waits for it. 0 if the buffer cannot be had.
+ */
+static double mem_independent_load_ns(void)
+{
+	size_t lines = conn_table_bytes() / 64, i, loads = 4000000;
+	uint64_t sum = 0, t0;
+	uint64_t *buf;
+
+	buf = mmap(NULL, lines * 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return 0;
+	madvise(buf, lines * 64, MADV_NOHUGEPAGE);
+	for (i = 0; i < lines; i++)
+		buf[i * 8] = i;
+	t0 = now_ns();
+	for (i = 0; i < loads; i++)
+		sum += buf[(i * 0x9e3779b97f4a7c15ULL >> 20) % lines * 8];
+	t0 = now_ns() - t0;
+	munmap(buf, lines * 64);
+	return sum ? (double)t0 / loads : 0;
+}
+
+/*
+ * The same chain through a buffer laid out like the table's buckets: each
+ * step reads a bucket's tag word, which says where the last word of one of
+ * its slots is (a random way), and that word names the next bucket. Two
+ * dependent loads per bucket, on the lines a connection-table hit reads (the
+ * tags, then the end of the way's slot, 0 to 4 lines further on): what the
+ * bucket's further lines add to its first miss. 0 if no buffer.
+ */
+static double mem_bucket_load_ns(void)
+{
+	size_t nb = conn_table_bytes() / sizeof(struct maglev_conn_bucket), i, j, loads = 2000000;
+	size_t bsz = sizeof(struct maglev_conn_bucket), p = 0;
+	uint64_t x = 0x9e3779b97f4a7c15ULL, t0;
+	uint8_t *buf;
+	uint32_t *next;
+
+	buf = mmap(NULL, nb * bsz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	next = calloc(nb, sizeof(*next));
+	if (buf == MAP_FAILED || !next) {
+		if (buf != MAP_FAILED)
+			munmap(buf, nb * bsz);
+		free(next);
+		return 0;
+	}
+	madvise(buf, nb * bsz, MADV_NOHUGEPAGE);
+	for (i = 0; i < nb; i++)
+		next[i] = (uint32_t)i;
+	for (i = nb - 1; i > 0; i--) { /* Sattolo: one cycle */
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		j = x % i;
+		p = next[i], next[i] = next[j], next[j] = (uint32_t)p;
+	}
+	for (i = 0; i < nb; i++) {
+		uint32_t w, end;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		w = (uint32_t)(x % MAGLEV_CONN_WAYS);
+		end = (uint32_t)(offsetof(struct maglev_conn_bucket, slot) +
+				 (w + 1) * sizeof(struct maglev_conn_slot) - 4);
+		memcpy(buf + i * bsz, &end, 4);
+		memcpy(buf + i * bsz + end, &next[i], 4);
+	}
+	free(next);
+	p = 0;
+	t0 = now_ns();
+	for (i = 0; i < loads; i++) {
+		const uint8_t *b = buf + p * bsz;
+
+		p = *(const uint32_t *)(b + *(const uint32_t *)b);
+	}
+	t0 = now_ns() - t0;
+	munmap(buf, nb * bsz);
+	return p < nb ? (double)t0 / loads : 0;
 }
 
 static uint32_t verified_insns(int fd)
@@ -397,6 +483,216 @@ static int set_limit(struct ctx *c, uint32_t limit)
 	return maglev_dp_set_config(c->dp, &cfg);
 }
 
+/*
+ * The large established cases: a cycle of nflows flows, each with a way of
+ * its own. Candidate client addresses (the word at vary_off of f's frame
+ * xored with 1, 2, ...) are hashed with the table's own seed and kept while
+ * their bucket has a free way, until every way is taken (or the cycle is
+ * full): the table then holds every flow of the cycle, no insert evicts, and
+ * each packet of the cycle is a different flow at a random bucket. Returns
+ * the number of flows, or -1.
+ */
+static long cycle_flows(struct ctx *c, const struct flow *f)
+{
+	int kfd = maglev_dp_map_fd(c->dp, "maglev_connkey");
+	int vfd = bpf_map__fd(c->wrap->maps.maglev_bench_vary);
+	uint32_t zero = 0, nb, want, n = 0, i, *vals;
+	struct maglev_conn_params cp;
+	struct maglev_flow_key k;
+	uint8_t *fill;
+	/* The word vary_off names, as an index into the key's src. */
+	int w = f->family == P_AF4 ? 0 : 3;
+
+	if (kfd < 0 || bpf_map_lookup_elem(kfd, &zero, &cp))
+		return -1;
+	nb = cp.mask + 1;
+	want = nb * MAGLEV_CONN_WAYS < MAGLEV_BENCH_VARY_MAX ? nb * MAGLEV_CONN_WAYS
+							     : MAGLEV_BENCH_VARY_MAX;
+	fill = calloc(nb, 1);
+	vals = calloc(want, sizeof(*vals));
+	if (!fill || !vals) {
+		free(fill);
+		free(vals);
+		return -1;
+	}
+	memset(&k, 0, sizeof(k));
+	k.family = f->family == P_AF4 ? MAGLEV_AF_INET : MAGLEV_AF_INET6;
+	k.proto = IPPROTO_TCP;
+	memcpy(k.src, f->src, f->family == P_AF4 ? 4 : 16);
+	memcpy(k.dst, f->dst, f->family == P_AF4 ? 4 : 16);
+	k.sport = htons(f->sport);
+	k.dport = htons(f->dport);
+	/* Coupon collector: about 20 candidates a bucket fill the last way. */
+	for (i = 1; n < want && i < want * 64; i++) {
+		struct maglev_flow_key t = k;
+		uint32_t b;
+
+		t.src[w] ^= htonl(i);
+		b = (uint32_t)maglev_conn_hash(&t, cp.seed) & cp.mask;
+		if (fill[b] >= MAGLEV_CONN_WAYS)
+			continue;
+		fill[b]++;
+		vals[n++] = htonl(i);
+	}
+	free(fill);
+	for (i = 0; i < n; i++)
+		if (bpf_map_update_elem(vfd, &i, &vals[i], BPF_ANY)) {
+			free(vals);
+			return -1;
+		}
+	free(vals);
+	return n;
+}
+
+/* Run on cpu only (BPF_PROG_TEST_RUN may otherwise move between CPUs
+ * when it yields); *saved gets the affinity to restore.
+ */
+static int pin_self(int cpu, cpu_set_t *saved)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_getaffinity(0, sizeof(*saved), saved) ||
+	    sched_setaffinity(0, sizeof(set), &set)) {
+		fprintf(stderr, "pin to CPU %d: %s\n", cpu, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Where each CPU starts in the cycle: CPU i at i * n / CPUs. */
+static int cycle_start(struct ctx *c, uint32_t n, int spread)
+{
+	int cpus = libbpf_num_possible_cpus(), i, ret;
+	uint32_t zero = 0;
+	uint64_t *v = calloc((size_t)cpus, sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (i = 0; i < cpus && spread; i++)
+		v[i] = (uint64_t)n * (uint64_t)i / (uint64_t)cpus;
+	ret = bpf_map_update_elem(bpf_map__fd(c->wrap->maps.maglev_bench_cycle), &zero, v, 0);
+	free(v);
+	return ret;
+}
+
+/* Empty the table, then one SYN and one ACK of every flow of the cycle
+ * (frame for f at vary_off): n inserts, no eviction, then n hits, the
+ * last of which leaves each way's reference bits in their steady state.
+ * Checked in the counters.
+ */
+static int cycle_fill(struct ctx *c, const struct flow *f, uint32_t vary_off, uint32_t n)
+{
+	uint64_t k0[MAGLEV_CTR_MAX], k1[MAGLEV_CTR_MAX];
+	int wrap_fd = bpf_program__fd(c->wrap->progs.maglev_bench);
+	uint8_t fr[FRAME], out[FRAME + 64];
+	int pass;
+
+	if (conn_flush(c) < 0)
+		return -1;
+	maglev_dp_counter_stats(c->dp, k0);
+	for (pass = 0; pass < 2; pass++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = c->frame, .data_size_in = FRAME,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = n);
+
+		frame_for(fr, f, pass ? 0x10 : 0x02);
+		if (set_packet_n(c, fr, vary_off, n) || cycle_start(c, n, 0) ||
+		    bpf_prog_test_run_opts(wrap_fd, &o) || o.retval != XDP_TX) {
+			fprintf(stderr, "cycle fill failed: %s\n", strerror(errno));
+			return -1;
+		}
+	}
+	maglev_dp_counter_stats(c->dp, k1);
+	if (k1[MAGLEV_CTR_CONN_INSERT] - k0[MAGLEV_CTR_CONN_INSERT] != n ||
+	    k1[MAGLEV_CTR_CONN_EVICT] != k0[MAGLEV_CTR_CONN_EVICT] ||
+	    k1[MAGLEV_CTR_CONN_HIT] - k0[MAGLEV_CTR_CONN_HIT] != n) {
+		fprintf(stderr,
+			"cycle fill: %llu inserts, %llu evictions, %llu hits for %u flows\n",
+			(unsigned long long)(k1[MAGLEV_CTR_CONN_INSERT] -
+					     k0[MAGLEV_CTR_CONN_INSERT]),
+			(unsigned long long)(k1[MAGLEV_CTR_CONN_EVICT] - k0[MAGLEV_CTR_CONN_EVICT]),
+			(unsigned long long)(k1[MAGLEV_CTR_CONN_HIT] - k0[MAGLEV_CTR_CONN_HIT]), n);
+		return -1;
+	}
+	return cycle_start(c, n, 1);
+}
+
+/* Two CPUs at once: one thread pinned to each, each running the cycle
+ * (from its own start) ROUNDS times; every iteration must be a hit.
+ */
+struct pinned {
+	int cpu, prog_fd, ok;
+	uint32_t repeat;
+	uint8_t frame[FRAME];
+	uint64_t ns[ROUNDS];
+	pthread_barrier_t *bar;
+};
+
+static void *pinned_run(void *arg)
+{
+	struct pinned *p = arg;
+	uint8_t out[FRAME + 64];
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	CPU_SET(p->cpu, &set);
+	p->ok = !pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	for (i = 0; i < ROUNDS; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = p->frame, .data_size_in = FRAME,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = p->repeat);
+
+		pthread_barrier_wait(p->bar);
+		if (bpf_prog_test_run_opts(p->prog_fd, &o) || o.retval != XDP_TX)
+			p->ok = 0;
+		p->ns[i] = o.duration;
+	}
+	return NULL;
+}
+
+/* Per CPU ns/packet (medians) of the two threads; -1 on a failed path. */
+static int measure_2cpu(struct ctx *c, int prog_fd, double ns[2])
+{
+	uint64_t r0[MAGLEV_REASON_MAX], r1[MAGLEV_REASON_MAX], k0[MAGLEV_CTR_MAX],
+		k1[MAGLEV_CTR_MAX], total = 2ULL * REPEAT * ROUNDS;
+	struct pinned p[2];
+	pthread_barrier_t bar;
+	pthread_t t[2];
+	int i;
+
+	if (libbpf_num_possible_cpus() < 2)
+		return -1;
+	pthread_barrier_init(&bar, NULL, 2);
+	maglev_dp_reason_stats(c->dp, r0);
+	maglev_dp_counter_stats(c->dp, k0);
+	for (i = 0; i < 2; i++) {
+		p[i] = (struct pinned){.cpu = i, .prog_fd = prog_fd, .repeat = REPEAT, .bar = &bar};
+		memcpy(p[i].frame, c->frame, FRAME);
+		pthread_create(&t[i], NULL, pinned_run, &p[i]);
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&bar);
+	maglev_dp_reason_stats(c->dp, r1);
+	maglev_dp_counter_stats(c->dp, k1);
+	if (!p[0].ok || !p[1].ok ||
+	    r1[MAGLEV_REASON_TX_FORWARD] - r0[MAGLEV_REASON_TX_FORWARD] != total ||
+	    k1[MAGLEV_CTR_CONN_HIT] - k0[MAGLEV_CTR_CONN_HIT] != total) {
+		fprintf(stderr, "path check (2 CPUs): %llu forwarded, %llu hits, want %llu\n",
+			(unsigned long long)(r1[MAGLEV_REASON_TX_FORWARD] -
+					     r0[MAGLEV_REASON_TX_FORWARD]),
+			(unsigned long long)(k1[MAGLEV_CTR_CONN_HIT] - k0[MAGLEV_CTR_CONN_HIT]),
+			(unsigned long long)total);
+		return -1;
+	}
+	for (i = 0; i < 2; i++) {
+		qsort(p[i].ns, ROUNDS, sizeof(p[i].ns[0]), cmp_u64);
+		ns[i] = (double)p[i].ns[ROUNDS / 2];
+	}
+	return 0;
+}
+
 struct result {
 	const char *key, *what;
 	double ns;
@@ -412,16 +708,65 @@ static double find(const struct result *res, int n, const char *key)
 	return 0;
 }
 
+/* The ratios issue 21 sets targets for, from net figures of this run
+ * (printed and written as ratio_*; a case not run gives none).
+ */
+static void add_ratios(struct json_object *js, const struct result *res, int n, double base,
+		       double base_cycle, double mem_ns)
+{
+	static const struct {
+		const char *name, *num, *den; /* den NULL: the dependent load */
+		double target;
+	} r[] = {
+		{"ratio_established_large_v4_vs_dependent_load", "xdp_ns_established_large_v4",
+		 NULL, 1.3},
+		{"ratio_established_large_v6_vs_dependent_load", "xdp_ns_established_large_v6",
+		 NULL, 1.3},
+		{"ratio_newsource_v4_vs_dependent_load", "xdp_ns_newsource_v4", NULL, 2},
+		{"ratio_newsource_v6_vs_dependent_load", "xdp_ns_newsource_v6", NULL, 2},
+		{"ratio_established_v4_vs_forwarder_floor", "xdp_ns_established_v4",
+		 "xdp_ns_forwarder_floor", 2},
+		{"ratio_established_v6_vs_forwarder_floor", "xdp_ns_established_v6",
+		 "xdp_ns_forwarder_floor", 2},
+		{"ratio_v6_vs_v4_established", "xdp_ns_established_v6", "xdp_ns_established_v4",
+		 1.15},
+		{"ratio_v6_vs_v4_established_large", "xdp_ns_established_large_v6",
+		 "xdp_ns_established_large_v4", 1.15},
+		{"ratio_v6_vs_v4_newflow", "xdp_ns_newflow_v6", "xdp_ns_newflow_v4", 1.15},
+		{"ratio_v6_vs_v4_newsource", "xdp_ns_newsource_v6", "xdp_ns_newsource_v4", 1.15},
+		{"ratio_v6_vs_v4_synrepeat", "xdp_ns_synrepeat_v6", "xdp_ns_synrepeat_v4", 1.15},
+	};
+	size_t i;
+
+	printf("\nratios (net figures of this run; target: at most)\n");
+	for (i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+		double a = find(res, n, r[i].num), b = r[i].den ? find(res, n, r[i].den) : mem_ns;
+
+		if (a <= 0 || b <= 0)
+			continue;
+		a -= strstr(r[i].num, "_large_") ? base_cycle : base;
+		if (r[i].den)
+			b -= strstr(r[i].den, "_large_") ? base_cycle : base;
+		printf("  %-48s %6.2f   (%.2f)\n", r[i].name, a / b, r[i].target);
+		json_object_object_add(js, r[i].name, json_object_new_double(a / b));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *only = getenv("XDP_BENCH_ONLY");
 	struct ctx c = {0};
-	struct result res[32];
+	struct result res[40];
 	struct json_object *js;
 	struct flow f4, f6;
 	uint8_t fr[FRAME];
 	char err[256] = "";
-	double base, ns, mem_ns;
+	double base, ns, mem_ns = 0, mem_bucket_ns = 0, mem_huge_ns, mem_indep_ns, base_cycle = 0,
+			 two[2] = {0, 0};
+	uint32_t large_flows = 0;
+	uint64_t ev0[MAGLEV_CTR_MAX], ev1[MAGLEV_CTR_MAX];
+	int two_ok = 0;
+	cpu_set_t cpus_saved;
 	uint64_t skips = 0, limited_skips = 0;
 	int n = 0, i, wrap_fd, ret;
 
@@ -572,16 +917,93 @@ int main(int argc, char **argv)
 		    .ctr = MAGLEV_CTR_CONN_HIT, .ctr2 = MAGLEV_CTR_CONN_INSERT, .either = 1);
 	}
 
+	/* Production scale: every way of the table holds a live flow (1M by
+	 * default) and each packet is an ACK of a different one, cycling
+	 * through all of them in an order random to the table (cycle_flows):
+	 * a hit every iteration, its bucket a cache and TLB miss. Net of the
+	 * wrapper cycling the same way into the no-op program.
+	 */
+	if (WANT("xdp_ns_established_large")) {
+		static const struct {
+			const char *key, *what;
+			int family;
+			uint32_t off;
+		} lc[] = {
+			{"xdp_ns_established_large_v4",
+			 "established v4, table full, each pkt a new flow", P_AF4, 14 + 12},
+			{"xdp_ns_established_large_v6",
+			 "established v6, table full, each pkt a new flow", P_AF6, 14 + 8 + 12},
+		};
+		size_t k;
+
+		/* The memory references right before and after (their mean):
+		 * the machine's load moves them a lot, as it does the cases.
+		 */
+		mem_ns = mem_dependent_load_ns(0);
+		mem_bucket_ns = mem_bucket_load_ns();
+		/* The wrapper's cycle position is per CPU: stay on one. */
+		if (pin_self(0, &cpus_saved))
+			return 1;
+		for (k = 0; k < sizeof(lc) / sizeof(lc[0]); k++) {
+			const struct flow *fl = lc[k].family == P_AF4 ? &f4 : &f6;
+			long nf = cycle_flows(&c, fl);
+
+			if (nf <= 0 || cycle_fill(&c, fl, lc[k].off, (uint32_t)nf)) {
+				fprintf(stderr, "%s: no cycle of flows\n", lc[k].key);
+				return 1;
+			}
+			large_flows = (uint32_t)nf;
+			frame_for(fr, fl, 0x10);
+			set_packet_n(&c, fr, lc[k].off, (uint32_t)nf);
+			if (k == 0) {
+				set_target(&c, c.noop_fd);
+				RUN("xdp_ns_wrapper_baseline_cycle",
+				    "wrapper cycling through the flows (restore + tail call)",
+				    wrap_fd, XDP_TX, REPEAT, 0, .reason = -1, .ctr = -1,
+				    .ctr2 = -1);
+				base_cycle = ns;
+				set_target(&c, c.lb_fd);
+			}
+			RUN(lc[k].key, lc[k].what, wrap_fd, XDP_TX, REPEAT, 0,
+			    .reason = MAGLEV_REASON_TX_FORWARD, .ctr = MAGLEV_CTR_CONN_HIT,
+			    .ctr2 = -1);
+			if (k == 0 && measure_2cpu(&c, wrap_fd, two) == 0)
+				two_ok = 1;
+		}
+		sched_setaffinity(0, sizeof(cpus_saved), &cpus_saved);
+		mem_ns = (mem_ns + mem_dependent_load_ns(0)) / 2;
+		mem_bucket_ns = (mem_bucket_ns + mem_bucket_load_ns()) / 2;
+	}
+
 	/* Every packet from a new client address (ACKs: lookup miss, pick,
-	 * insert). 7 M inserts into a 1M-entry table: after the first
-	 * (1M / CPUs) inserts of a CPU, every insert evicts.
+	 * insert). Run after the large cases, into the table they leave full:
+	 * every insert evicts (checked).
 	 */
 	if (WANT("xdp_ns_newsource_v4")) {
 		frame_for(fr, &f4, 0x10);
 		set_packet(&c, fr, 14 + 12);
+		if (!large_flows) {
+			long nf = cycle_flows(&c, &f4);
+
+			if (pin_self(0, &cpus_saved) || nf <= 0 ||
+			    cycle_fill(&c, &f4, 14 + 12, (uint32_t)nf))
+				return 1;
+			sched_setaffinity(0, sizeof(cpus_saved), &cpus_saved);
+			large_flows = (uint32_t)nf;
+			frame_for(fr, &f4, 0x10);
+		}
+		set_packet(&c, fr, 14 + 12);
+		maglev_dp_counter_stats(c.dp, ev0);
 		RUN("xdp_ns_newsource_v4", "every packet a new source v4 (miss, insert, evict)",
 		    wrap_fd, XDP_TX, REPEAT, 0, .reason = MAGLEV_REASON_TX_FORWARD,
 		    .ctr = MAGLEV_CTR_CONN_MISS, .ctr2 = MAGLEV_CTR_CONN_INSERT);
+		maglev_dp_counter_stats(c.dp, ev1);
+		if (large_flows && ev1[MAGLEV_CTR_CONN_EVICT] - ev0[MAGLEV_CTR_CONN_EVICT] !=
+					   (uint64_t)REPEAT * ROUNDS) {
+			fprintf(stderr,
+				"path check: not every new source evicted (table not full)\n");
+			return 1;
+		}
 	}
 	if (WANT("xdp_ns_newsource_v6")) {
 		frame_for(fr, &f6, 0x10);
@@ -667,7 +1089,12 @@ int main(int argc, char **argv)
 		maglev_decap__destroy(db.skel);
 	}
 
-	mem_ns = mem_dependent_load_ns();
+	if (mem_ns <= 0) {
+		mem_ns = mem_dependent_load_ns(0);
+		mem_bucket_ns = mem_bucket_load_ns();
+	}
+	mem_huge_ns = mem_dependent_load_ns(1);
+	mem_indep_ns = mem_independent_load_ns();
 	printf("XDP balancer, BPF_PROG_TEST_RUN repeat=%d x %d rounds (median; new flow: %d x %d\n"
 	       "into an emptied table), %d-byte frames, %d backends, connection table for %u\n"
 	       "flows.\n"
@@ -682,14 +1109,16 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		int wrapped = strcmp(res[i].key, "xdp_ns_nonvip_direct") &&
 			      strcmp(res[i].key, "xdp_ns_empty_direct") &&
-			      strcmp(res[i].key, "xdp_ns_wrapper_baseline");
+			      strcmp(res[i].key, "xdp_ns_wrapper_baseline") &&
+			      strcmp(res[i].key, "xdp_ns_wrapper_baseline_cycle");
+		/* The large cases against the wrapper cycling as they do. */
+		double b = strstr(res[i].key, "_large_") ? base_cycle : base;
 		char netkey[96];
 
 		if (wrapped) {
-			printf("%-52s %10.1f %10.1f\n", res[i].what, res[i].ns, res[i].ns - base);
+			printf("%-52s %10.1f %10.1f\n", res[i].what, res[i].ns, res[i].ns - b);
 			snprintf(netkey, sizeof(netkey), "%s_net", res[i].key);
-			json_object_object_add(js, netkey,
-					       json_object_new_double(res[i].ns - base));
+			json_object_object_add(js, netkey, json_object_new_double(res[i].ns - b));
 		} else {
 			printf("%-52s %10.1f %10s\n", res[i].what, res[i].ns, "-");
 		}
@@ -721,6 +1150,39 @@ int main(int argc, char **argv)
 	       conn_table_bytes() >> 20, mem_ns);
 	json_object_object_add(js, "mem_ns_dependent_load_conn_table",
 			       json_object_new_double(mem_ns));
+	printf("the same chain through table-shaped buckets, the tag word then the end of\n"
+	       "a way's slot (two dependent loads a bucket): %.1f ns a bucket (%.2fx)\n",
+	       mem_bucket_ns, mem_ns > 0 ? mem_bucket_ns / mem_ns : 0);
+	json_object_object_add(js, "mem_ns_dependent_load_conn_bucket",
+			       json_object_new_double(mem_bucket_ns));
+	printf("the same single-line chain with 2 MB pages (madvise): %.1f ns\n", mem_huge_ns);
+	json_object_object_add(js, "mem_ns_dependent_load_conn_table_2m",
+			       json_object_new_double(mem_huge_ns));
+	printf("independent loads at random lines of that buffer: %.1f ns each\n", mem_indep_ns);
+	json_object_object_add(js, "mem_ns_independent_load_conn_table",
+			       json_object_new_double(mem_indep_ns));
+	if (large_flows)
+		printf("large cases: %u live flows (every way of the table), each packet the "
+		       "next\n",
+		       large_flows);
+	if (two_ok) {
+		/* Packets/s of the balancer (net) on each CPU, added up. */
+		double one = find(res, n, "xdp_ns_established_large_v4") - base_cycle;
+		double agg = 1e9 / (two[0] - base_cycle) + 1e9 / (two[1] - base_cycle);
+
+		printf("established large v4 on both CPUs at once: %.1f and %.1f ns/pkt, net\n"
+		       "aggregate %.2f Mpps vs %.2f Mpps on one CPU: %.2fx\n",
+		       two[0], two[1], agg / 1e6, 1e3 / one, agg * one / 1e9);
+		json_object_object_add(js, "xdp_ns_established_large_v4_2cpu_cpu0",
+				       json_object_new_double(two[0]));
+		json_object_object_add(js, "xdp_ns_established_large_v4_2cpu_cpu1",
+				       json_object_new_double(two[1]));
+		json_object_object_add(js, "xdp_mpps_established_large_v4_2cpu_net",
+				       json_object_new_double(agg / 1e6));
+		json_object_object_add(js, "ratio_established_large_v4_2cpu_vs_1cpu",
+				       json_object_new_double(agg * one / 1e9));
+	}
+	add_ratios(js, res, n, base, base_cycle, mem_ns);
 	json_object_object_add(js, "xdp_verified_insns",
 			       json_object_new_int64(verified_insns(c.lb_fd)));
 	if (json_object_to_file_ext(argv[1], js, JSON_C_TO_STRING_PLAIN)) {
