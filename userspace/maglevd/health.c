@@ -336,6 +336,12 @@ static void on_ready(struct daemon *d, struct ev_source *src, uint32_t events)
 	char req[256], host[CTL_ADDR_STRLEN];
 	ssize_t n;
 
+	/* An event of this batch for a check that already ended in it (the
+	 * tick's timeout came first): its fd is gone, and reading it would
+	 * count a second failure for one check.
+	 */
+	if (s->phase == HC_IDLE)
+		return;
 	if (is_dgram(s->p.type)) {
 		on_dgram(d, s);
 		return;
