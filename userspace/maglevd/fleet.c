@@ -12,6 +12,7 @@
 
 #include "etcd_client.h"
 #include "fleet.h"
+#include "fleet_health.h"
 #include "drift.h"
 #include "log.h"
 #include "state.h"
@@ -31,6 +32,8 @@ struct wjob {
 /* Each balancer's status key lives this long without a keepalive. */
 #define FLEET_LEASE_TTL_S 5
 #define FLEET_PUBLISH_MS  1000
+/* health_scope fleet: how often the balancers' verdicts are read. */
+#define FLEET_HEALTH_READ_MS 250
 
 /* How long a maglevctl change may wait for etcd and the apply. */
 #define FLEET_WRITE_TIMEOUT_MS 10000
@@ -69,6 +72,9 @@ static struct {
 	 */
 	char *status;	    /* this balancer's, JSON */
 	json_object *nodes; /* every live balancer's, by the last read */
+	uint64_t nodes_gen; /* bumped when a read found other content */
+	int64_t nodes_rev;  /* etcd's revision at that read */
+	atomic_bool kick;   /* the status changed: publish now */
 	bool nodes_agree;
 	uint64_t disagree_since_ms; /* 0: they agree */
 	char nodes_error[400];
@@ -81,7 +87,8 @@ static struct {
 	bool loop_connected;
 	char loop_error[400];
 	uint64_t applied_total, refused_total;
-	uint64_t applied_at_ms; /* wall clock: comparable between balancers */
+	uint64_t applied_at_ms;		     /* wall clock: comparable between balancers */
+	uint64_t health_gen, health_commits; /* what the fleet's verdicts were applied from */
 	int64_t refused_rev;
 	char refused_error[512];
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER, .wcond = PTHREAD_COND_INITIALIZER, .src = {.fd = -1}};
@@ -396,14 +403,13 @@ static bool nodes_agree(json_object *nodes)
 }
 
 /* Every balancer's status key, as an array of their JSON. */
-static json_object *read_nodes(char *err, size_t errlen)
+static json_object *read_nodes(int64_t *rev, char *err, size_t errlen)
 {
 	struct etcd_kv *kvs;
 	json_object *arr;
-	int64_t rev;
 	size_t n, i;
 
-	if (etcd_range_prefix(F.pclient, F.nodes_prefix, &kvs, &n, &rev, err, errlen))
+	if (etcd_range_prefix(F.pclient, F.nodes_prefix, &kvs, &n, rev, err, errlen))
 		return NULL;
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++) {
@@ -418,16 +424,32 @@ static json_object *read_nodes(char *err, size_t errlen)
 	return arr;
 }
 
+/* Sleep ms, or less when the loop has a new status to publish. */
+static void pause_kick(unsigned int ms)
+{
+	while (ms && !atomic_load(&F.stop) && !atomic_exchange(&F.kick, false)) {
+		unsigned int n = ms > 50 ? 50 : ms;
+
+		usleep(n * 1000);
+		ms -= n;
+	}
+}
+
 static void *publisher_thread(void *arg)
 {
-	char key[400], err[400], *published = NULL;
+	char key[400], err[400], *published = NULL, *seen = NULL;
 	int64_t lease = 0, ttl;
+	uint64_t alive_ms = 0;
+	/* With health_scope fleet the others' verdicts are read more often. */
+	unsigned int every =
+		((struct daemon *)arg)->cfg.health_fleet ? FLEET_HEALTH_READ_MS : FLEET_PUBLISH_MS;
 
 	(void)arg;
-	snprintf(key, sizeof(key), "%s%s", F.nodes_prefix, (const char *)arg);
+	snprintf(key, sizeof(key), "%s%s", F.nodes_prefix, ((struct daemon *)arg)->cfg.fleet_node);
 	while (!atomic_load(&F.stop)) {
 		json_object *nodes;
 		char *text = NULL;
+		int64_t rev = 0;
 
 		pthread_mutex_lock(&F.lock);
 		if (F.status)
@@ -444,21 +466,35 @@ static void *publisher_thread(void *arg)
 				free(published);
 				published = text;
 				text = NULL;
+				alive_ms = mono_ms();
 			}
+		} else if (mono_ms() - alive_ms < FLEET_PUBLISH_MS) {
+			/* kept alive recently enough */
 		} else if (etcd_lease_keepalive(F.pclient, lease, &ttl, err, sizeof(err)) || !ttl) {
 			lease = 0;
 			free(published);
 			published = NULL;
+		} else {
+			alive_ms = mono_ms();
 		}
 		if (!lease) {
 			free(published);
 			published = NULL;
 		}
 		free(text);
-		nodes = read_nodes(err[0] ? err + strlen(err) : err,
+		nodes = read_nodes(&rev, err[0] ? err + strlen(err) : err,
 				   sizeof(err) - (err[0] ? strlen(err) : 0));
 		pthread_mutex_lock(&F.lock);
 		if (nodes) {
+			const char *t =
+				json_object_to_json_string_ext(nodes, JSON_C_TO_STRING_PLAIN);
+
+			if (!seen || strcmp(seen, t)) {
+				free(seen);
+				seen = strdup(t);
+				F.nodes_gen++;
+			}
+			F.nodes_rev = rev;
 			json_object_put(F.nodes);
 			F.nodes = nodes;
 			F.nodes_agree = nodes_agree(nodes);
@@ -470,12 +506,38 @@ static void *publisher_thread(void *arg)
 		snprintf(F.nodes_error, sizeof(F.nodes_error), "%s", err);
 		pthread_mutex_unlock(&F.lock);
 		/* Sooner while the status waits to be published. */
-		pause_ms(lease && published ? FLEET_PUBLISH_MS : 200);
+		pause_kick(lease && published ? every : 200);
 	}
 	if (lease)
 		etcd_lease_revoke(F.pclient, lease); /* a clean stop: gone at once */
 	free(published);
+	free(seen);
 	return NULL;
+}
+
+/*
+ * health_scope fleet: the fleet's verdicts, again when the balancers'
+ * statuses read from etcd changed or the registry did (a backend added by
+ * a new revision gets the fleet's verdict too). While etcd cannot be read
+ * the last statuses read stay: the verdicts freeze.
+ */
+static void health_from_fleet(struct daemon *d)
+{
+	json_object *nodes = NULL;
+
+	if (!fleet_health_on(d))
+		return;
+	pthread_mutex_lock(&F.lock);
+	if (F.nodes && (F.nodes_gen != F.health_gen || d->commits != F.health_commits)) {
+		nodes = json_object_get(F.nodes);
+		F.health_gen = F.nodes_gen;
+	}
+	pthread_mutex_unlock(&F.lock);
+	if (!nodes)
+		return;
+	fleet_health_apply(d, nodes);
+	F.health_commits = d->commits;
+	json_object_put(nodes);
 }
 
 /* This balancer's status as its key holds it; set on the loop, published by the thread. */
@@ -488,9 +550,16 @@ void fleet_tick(struct daemon *d)
 
 	static uint64_t last;
 	uint64_t now = mono_ms();
+	bool voted;
 
-	/* Twice a second is soon enough for a status that lives 5 s. */
-	if (!fleet_enabled(d) || (last && now - last < 500))
+	if (!fleet_enabled(d))
+		return;
+	health_from_fleet(d);
+	/* Twice a second is soon enough for a status that lives 5 s; a new
+	 * verdict of this balancer's goes at once (the fleet waits for it).
+	 */
+	voted = fleet_health_on(d) && fleet_health_changed();
+	if (!voted && last && now - last < 500)
 		return;
 	last = now;
 	o = json_object_new_object();
@@ -513,11 +582,16 @@ void fleet_tick(struct daemon *d)
 		json_object_object_add(dg, name, json_object_new_string(hex));
 	}
 	json_object_object_add(o, "digests", dg);
+	json_object_object_add(o, "health_scope",
+			       json_object_new_string(fleet_health_on(d) ? "fleet" : "local"));
+	if (fleet_health_on(d))
+		json_object_object_add(o, "health", fleet_health_publish(d));
 	t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	pthread_mutex_lock(&F.lock);
 	if (!F.status || strcmp(F.status, t)) {
 		free(F.status);
 		F.status = strdup(t);
+		atomic_store(&F.kick, true);
 	}
 	pthread_mutex_unlock(&F.lock);
 	json_object_put(o);
@@ -531,6 +605,10 @@ json_object *fleet_nodes_json(struct daemon *d)
 	json_object_object_add(o, "nodes",
 			       F.nodes ? json_object_get(F.nodes) : json_object_new_array());
 	json_object_object_add(o, "agree", json_object_new_boolean(F.nodes && F.nodes_agree));
+	json_object_object_add(o, "health_scope",
+			       json_object_new_string(fleet_health_on(d) ? "fleet" : "local"));
+	json_object_object_add(o, "health", fleet_health_json(d, F.nodes));
+	json_object_object_add(o, "nodes_revision", json_object_new_int64(F.nodes_rev));
 	json_object_object_add(
 		o, "disagree_ms",
 		json_object_new_uint64(F.disagree_since_ms ? mono_ms() - F.disagree_since_ms : 0));
@@ -898,7 +976,7 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 		snprintf(err, errlen, "fleet: cannot start the etcd writer thread");
 		return -1;
 	}
-	if (pthread_create(&F.pthread, NULL, publisher_thread, d->cfg.fleet_node)) {
+	if (pthread_create(&F.pthread, NULL, publisher_thread, d)) {
 		atomic_store(&F.stop, true);
 		pthread_mutex_lock(&F.lock);
 		pthread_cond_broadcast(&F.wcond);
@@ -969,6 +1047,11 @@ json_object *fleet_json(struct daemon *d)
 	if (F.applied_at_ms)
 		json_object_object_add(o, "applied_at_ms", json_object_new_uint64(F.applied_at_ms));
 	json_object_object_add(o, "refused", json_object_new_uint64(F.refused_total));
+	json_object_object_add(o, "health_scope",
+			       json_object_new_string(fleet_health_on(d) ? "fleet" : "local"));
+	pthread_mutex_lock(&F.lock);
+	json_object_object_add(o, "health", fleet_health_json(d, F.nodes));
+	pthread_mutex_unlock(&F.lock);
 	if (F.refused_error[0]) {
 		json_object_object_add(o, "refused_revision", json_object_new_int64(F.refused_rev));
 		json_object_object_add(o, "refused_error", json_object_new_string(F.refused_error));
