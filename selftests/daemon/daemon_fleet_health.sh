@@ -28,8 +28,11 @@ ETCD_PID=
 PIDS=("" "" "" "")
 fh_cleanup() {
 	local p
-	[ -n "$ETCD_PID" ] && kill -9 "$ETCD_PID" 2>/dev/null
-	for p in "${PIDS[@]}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null; done
+	# Reaped here, so that bash does not report them killed.
+	for p in "$ETCD_PID" "${PIDS[@]}" "${EXTRA_PIDS:-}"; do
+		[ -n "$p" ] && { kill -9 "$p" && wait "$p"; } 2>/dev/null
+	done
+	EXTRA_PIDS=
 	for ns in "$NS_ET" "${NS[2]}" "${NS[3]}"; do ip netns del "$ns" 2>/dev/null; done
 	rm -rf "$PIN-b1" "$PIN-b2" "$PIN-b3"
 	cleanup
@@ -204,6 +207,8 @@ check "blocked from b1 and b2 too: removed on all three (2 of 3 see it down)" un
 check "... every view says down down up, fleet down" until_ok 5 all_views "down down up down"
 other_digest() { one_digest && [ "$(digests | head -1)" != "$d0" ]; }
 check "... one tables digest, not the one with $BE1 in" until_ok 5 other_digest
+same_rev() { [ "$(for n in 1 2 3; do c $n -j fleet status | jq .nodes_revision; done | sort -u | wc -l)" = 1 ]; }
+check "... all three computed it from the same etcd revision of the status keys" until_ok 5 same_rev
 check "... b3 (whose checks pass) has it in no slot" [ "$(slots1 3)" = 0 ]
 fs_agree() { c 3 fleet status --settle 0 >/dev/null; }
 check "... fleet status agrees (exit 0)" until_ok 5 fs_agree
@@ -216,8 +221,7 @@ unblock 2
 # A dead balancer's vote goes with its lease: two voters left.
 block 1
 until_ok 10 all_views "down up up up" || report
-kill -9 "${PIDS[3]}" 2>/dev/null
-wait "${PIDS[3]}" 2>/dev/null
+{ kill -9 "${PIDS[3]}" && wait "${PIDS[3]}"; } 2>/dev/null
 PIDS[3]=
 two_left() { [ "$(c 1 -j fleet status | jq -r --arg b $BE1 '.health[] | select(.backend == $b) | "\(.voters) \(.fleet)"')" = "2 up" ]; }
 check "b3 killed: its lease expires, 2 voters left; 1 of 2 down is no majority: $BE1 stays in" \
