@@ -207,7 +207,7 @@ check "blocked from b1 and b2 too: removed on all three (2 of 3 see it down)" un
 check "... every view says down down up, fleet down" until_ok 5 all_views "down down up down"
 other_digest() { one_digest && [ "$(digests | head -1)" != "$d0" ]; }
 check "... one tables digest, not the one with $BE1 in" until_ok 5 other_digest
-same_rev() { [ "$(for n in 1 2 3; do c $n -j fleet status | jq .nodes_revision; done | sort -u | wc -l)" = 1 ]; }
+same_rev() { [ "$(for n in 1 2 3; do c $n -j fleet status | jq .health_revision; done | sort -u | wc -l)" = 1 ]; }
 check "... all three computed it from the same etcd revision of the status keys" until_ok 5 same_rev
 check "... b3 (whose checks pass) has it in no slot" [ "$(slots1 3)" = 0 ]
 fs_agree() { c 3 fleet status --settle 0 >/dev/null; }

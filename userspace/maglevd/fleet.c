@@ -32,8 +32,6 @@ struct wjob {
 /* Each balancer's status key lives this long without a keepalive. */
 #define FLEET_LEASE_TTL_S 5
 #define FLEET_PUBLISH_MS  1000
-/* health_scope fleet: how often the balancers' verdicts are read. */
-#define FLEET_HEALTH_READ_MS 250
 
 /* How long a maglevctl change may wait for etcd and the apply. */
 #define FLEET_WRITE_TIMEOUT_MS 10000
@@ -72,9 +70,17 @@ static struct {
 	 */
 	char *status;	    /* this balancer's, JSON */
 	json_object *nodes; /* every live balancer's, by the last read */
-	uint64_t nodes_gen; /* bumped when a read found other content */
-	int64_t nodes_rev;  /* etcd's revision at that read */
 	atomic_bool kick;   /* the status changed: publish now */
+	/* health_scope fleet: every balancer's status as the health thread
+	 * watches them (hmap, its own), handed to the loop as hnodes.
+	 */
+	json_object *hnodes;
+	uint64_t hnodes_gen; /* bumped at each change */
+	int64_t hnodes_rev;  /* the newest change's revision */
+	struct snapshot hmap;
+	struct etcd_client *hclient;
+	pthread_t hthread;
+	bool hrunning;
 	bool nodes_agree;
 	uint64_t disagree_since_ms; /* 0: they agree */
 	char nodes_error[400];
@@ -424,6 +430,111 @@ static json_object *read_nodes(int64_t *rev, char *err, size_t errlen)
 	return arr;
 }
 
+/* The statuses in hmap as an array for the loop; rev: the newest change's. */
+static void post_hnodes(int64_t rev)
+{
+	json_object *arr = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < F.hmap.n; i++) {
+		json_object *o = json_tokener_parse(F.hmap.vals[i]);
+
+		if (o && json_object_is_type(o, json_type_object))
+			json_object_array_add(arr, o);
+		else
+			json_object_put(o);
+	}
+	pthread_mutex_lock(&F.lock);
+	json_object_put(F.hnodes);
+	F.hnodes = arr;
+	F.hnodes_rev = rev;
+	F.hnodes_gen++;
+	pthread_mutex_unlock(&F.lock);
+}
+
+static int on_nodes_watch(const struct etcd_watch_msg *m, void *arg)
+{
+	int64_t rev = 0;
+	size_t i;
+
+	(void)arg;
+	if (m->compacted)
+		return 1;
+	if (!m->n)
+		return 0;
+	for (i = 0; i < m->n; i++) {
+		const struct etcd_kv *kv = &m->events[i];
+		char *k = strdup(kv->key), *v = kv->value ? strdup(kv->value) : NULL;
+
+		if (kv->mod_revision > rev)
+			rev = kv->mod_revision;
+		if (!k || (kv->value && !v)) {
+			free(k);
+			free(v);
+			return 1;
+		}
+		if (snap_set(&F.hmap, k, v))
+			return 1; /* out of memory: read everything again */
+	}
+	post_hnodes(rev ? rev : m->revision);
+	return 0;
+}
+
+/*
+ * health_scope fleet: watch every balancer's status (their verdicts, and by
+ * their leases which are live): a full read, then a watch from the next
+ * revision; a lease that expires is a delete event. While etcd cannot be
+ * read the last statuses stay with the loop: the verdicts freeze.
+ */
+static void *health_thread(void *arg)
+{
+	char err[400], last[400] = "";
+
+	(void)arg;
+	while (!atomic_load(&F.stop)) {
+		struct etcd_kv *kvs;
+		int64_t rev, maxmod = 0;
+		size_t n, i;
+		int r;
+
+		if (etcd_range_prefix(F.hclient, F.nodes_prefix, &kvs, &n, &rev, err,
+				      sizeof(err))) {
+			if (strcmp(err, last) && !atomic_load(&F.stop))
+				log_warn("fleet: reading the balancers' verdicts: %s", err);
+			snprintf(last, sizeof(last), "%s", err);
+			pause_ms(1000);
+			continue;
+		}
+		last[0] = '\0';
+		snap_clear(&F.hmap);
+		for (i = 0; i < n; i++) {
+			char *k = kvs[i].key, *v = kvs[i].value;
+
+			if (kvs[i].mod_revision > maxmod)
+				maxmod = kvs[i].mod_revision;
+			kvs[i].key = kvs[i].value = NULL;
+			if (snap_set(&F.hmap, k, v))
+				break;
+		}
+		etcd_kvs_free(kvs, n);
+		/* The content's revision, as for the desired state: the same on
+		 * every balancer that holds the same statuses.
+		 */
+		post_hnodes(maxmod ? maxmod : rev);
+		r = etcd_watch_prefix(F.hclient, F.nodes_prefix, rev + 1, on_nodes_watch, NULL, err,
+				      sizeof(err));
+		if (atomic_load(&F.stop))
+			break;
+		if (r > 0)
+			continue;
+		if (strcmp(err, last))
+			log_warn("fleet: watching the balancers' verdicts: %s", err);
+		snprintf(last, sizeof(last), "%s", err);
+		pause_ms(1000);
+	}
+	return NULL;
+}
+
 /* Sleep ms, or less when the loop has a new status to publish. */
 static void pause_kick(unsigned int ms)
 {
@@ -437,19 +548,16 @@ static void pause_kick(unsigned int ms)
 
 static void *publisher_thread(void *arg)
 {
-	char key[400], err[400], *published = NULL, *seen = NULL;
+	char key[400], err[400], *published = NULL;
 	int64_t lease = 0, ttl;
 	uint64_t alive_ms = 0;
-	/* With health_scope fleet the others' verdicts are read more often. */
-	unsigned int every =
-		((struct daemon *)arg)->cfg.health_fleet ? FLEET_HEALTH_READ_MS : FLEET_PUBLISH_MS;
 
 	(void)arg;
 	snprintf(key, sizeof(key), "%s%s", F.nodes_prefix, ((struct daemon *)arg)->cfg.fleet_node);
 	while (!atomic_load(&F.stop)) {
 		json_object *nodes;
 		char *text = NULL;
-		int64_t rev = 0;
+		int64_t rev;
 
 		pthread_mutex_lock(&F.lock);
 		if (F.status)
@@ -486,15 +594,6 @@ static void *publisher_thread(void *arg)
 				   sizeof(err) - (err[0] ? strlen(err) : 0));
 		pthread_mutex_lock(&F.lock);
 		if (nodes) {
-			const char *t =
-				json_object_to_json_string_ext(nodes, JSON_C_TO_STRING_PLAIN);
-
-			if (!seen || strcmp(seen, t)) {
-				free(seen);
-				seen = strdup(t);
-				F.nodes_gen++;
-			}
-			F.nodes_rev = rev;
 			json_object_put(F.nodes);
 			F.nodes = nodes;
 			F.nodes_agree = nodes_agree(nodes);
@@ -506,12 +605,11 @@ static void *publisher_thread(void *arg)
 		snprintf(F.nodes_error, sizeof(F.nodes_error), "%s", err);
 		pthread_mutex_unlock(&F.lock);
 		/* Sooner while the status waits to be published. */
-		pause_kick(lease && published ? every : 200);
+		pause_kick(lease && published ? FLEET_PUBLISH_MS : 200);
 	}
 	if (lease)
 		etcd_lease_revoke(F.pclient, lease); /* a clean stop: gone at once */
 	free(published);
-	free(seen);
 	return NULL;
 }
 
@@ -528,9 +626,9 @@ static void health_from_fleet(struct daemon *d)
 	if (!fleet_health_on(d))
 		return;
 	pthread_mutex_lock(&F.lock);
-	if (F.nodes && (F.nodes_gen != F.health_gen || d->commits != F.health_commits)) {
-		nodes = json_object_get(F.nodes);
-		F.health_gen = F.nodes_gen;
+	if (F.hnodes && (F.hnodes_gen != F.health_gen || d->commits != F.health_commits)) {
+		nodes = json_object_get(F.hnodes);
+		F.health_gen = F.hnodes_gen;
 	}
 	pthread_mutex_unlock(&F.lock);
 	if (!nodes)
@@ -607,8 +705,10 @@ json_object *fleet_nodes_json(struct daemon *d)
 	json_object_object_add(o, "agree", json_object_new_boolean(F.nodes && F.nodes_agree));
 	json_object_object_add(o, "health_scope",
 			       json_object_new_string(fleet_health_on(d) ? "fleet" : "local"));
-	json_object_object_add(o, "health", fleet_health_json(d, F.nodes));
-	json_object_object_add(o, "nodes_revision", json_object_new_int64(F.nodes_rev));
+	if (fleet_health_on(d)) {
+		json_object_object_add(o, "health", fleet_health_json(d, F.hnodes));
+		json_object_object_add(o, "health_revision", json_object_new_int64(F.hnodes_rev));
+	}
 	json_object_object_add(
 		o, "disagree_ms",
 		json_object_new_uint64(F.disagree_since_ms ? mono_ms() - F.disagree_since_ms : 0));
@@ -957,12 +1057,15 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 	F.client = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	F.wclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	F.pclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
+	if (fleet_health_on(d))
+		F.hclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	snprintf(F.nodes_prefix, sizeof(F.nodes_prefix), "%s" FLEET_NODES, d->cfg.fleet_prefix);
 	F.map.rev = (int64_t)d->reg->fleet_rev;
 	fleet_tick(d);
 	F.src.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	F.src.cb = on_wake;
-	if (!F.client || !F.wclient || !F.pclient || F.src.fd < 0 || ev_add(d, &F.src, EPOLLIN)) {
+	if (!F.client || !F.wclient || !F.pclient || (fleet_health_on(d) && !F.hclient) ||
+	    F.src.fd < 0 || ev_add(d, &F.src, EPOLLIN)) {
 		snprintf(err, errlen, "fleet: cannot set up the etcd client: %s", strerror(errno));
 		return -1;
 	}
@@ -986,6 +1089,20 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 		snprintf(err, errlen, "fleet: cannot start the etcd status thread");
 		return -1;
 	}
+	if (fleet_health_on(d)) {
+		if (pthread_create(&F.hthread, NULL, health_thread, NULL)) {
+			atomic_store(&F.stop, true);
+			pthread_mutex_lock(&F.lock);
+			pthread_cond_broadcast(&F.wcond);
+			pthread_mutex_unlock(&F.lock);
+			pthread_join(F.thread, NULL);
+			pthread_join(F.wthread, NULL);
+			pthread_join(F.pthread, NULL);
+			snprintf(err, errlen, "fleet: cannot start the etcd health thread");
+			return -1;
+		}
+		F.hrunning = true;
+	}
 	F.running = true;
 	log_info("fleet: desired state from etcd %s under %s, applied revision %" PRIu64,
 		 d->cfg.fleet_etcd, F.prefix, d->reg->fleet_rev);
@@ -1003,6 +1120,9 @@ void fleet_stop(struct daemon *d)
 	pthread_join(F.thread, NULL);
 	pthread_join(F.wthread, NULL);
 	pthread_join(F.pthread, NULL);
+	if (F.hrunning)
+		pthread_join(F.hthread, NULL);
+	F.hrunning = false;
 	F.running = false;
 	ev_del(d, &F.src);
 	close(F.src.fd);
@@ -1025,6 +1145,11 @@ void fleet_stop(struct daemon *d)
 	etcd_client_free(F.client);
 	etcd_client_free(F.wclient);
 	etcd_client_free(F.pclient);
+	etcd_client_free(F.hclient);
+	snap_clear(&F.hmap);
+	free(F.hmap.keys);
+	free(F.hmap.vals);
+	json_object_put(F.hnodes);
 	json_object_put(F.nodes);
 	free(F.status);
 }
@@ -1049,9 +1174,12 @@ json_object *fleet_json(struct daemon *d)
 	json_object_object_add(o, "refused", json_object_new_uint64(F.refused_total));
 	json_object_object_add(o, "health_scope",
 			       json_object_new_string(fleet_health_on(d) ? "fleet" : "local"));
-	pthread_mutex_lock(&F.lock);
-	json_object_object_add(o, "health", fleet_health_json(d, F.nodes));
-	pthread_mutex_unlock(&F.lock);
+	if (fleet_health_on(d)) {
+		pthread_mutex_lock(&F.lock);
+		json_object_object_add(o, "health", fleet_health_json(d, F.hnodes));
+		json_object_object_add(o, "health_revision", json_object_new_int64(F.hnodes_rev));
+		pthread_mutex_unlock(&F.lock);
+	}
 	if (F.refused_error[0]) {
 		json_object_object_add(o, "refused_revision", json_object_new_int64(F.refused_rev));
 		json_object_object_add(o, "refused_error", json_object_new_string(F.refused_error));
