@@ -40,7 +40,8 @@ fh_cleanup() {
 trap fh_cleanup EXIT
 
 etx() { ip netns exec "$NS_ET" "$@"; }
-# until_ok SECONDS CMD...: CMD succeeds before the time is up.
+# until_ok SECONDS CMD...: CMD succeeds before the time is up (else what
+# the balancers hold, as diagnostics).
 until_ok() {
 	local end=$((SECONDS + $1))
 	shift
@@ -48,6 +49,7 @@ until_ok() {
 		"$@" && return 0
 		sleep 0.1
 	done
+	[ "$(type -t report)" = function ] && report
 	return 1
 }
 ectl() { etx etcdctl --endpoints=$EP --command-timeout=3s "$@"; }
@@ -65,17 +67,27 @@ for n in 1 2 3; do
 		skip_all "cannot link the etcd namespace"
 done
 
-# ip netns exec execs etcd: $! is etcd's own pid.
-ip netns exec "$NS_ET" etcd --name fh-test --data-dir "$TDIR/etcd" --listen-client-urls $EP \
-	--advertise-client-urls $EP --listen-peer-urls http://127.0.0.1:2380 \
-	--initial-advertise-peer-urls http://127.0.0.1:2380 \
-	--initial-cluster fh-test=http://127.0.0.1:2380 >>"$TDIR/etcd.log" 2>&1 &
-ETCD_PID=$!
-for i in $(seq 100); do
-	ectl endpoint health >/dev/null 2>&1 && break
-	sleep 0.1
-done
-ectl endpoint health >/dev/null 2>&1 || { sed 's/^/# etcd: /' "$TDIR/etcd.log" | tail; nok "etcd starts"; t_done; }
+start_etcd() {
+	# ip netns exec execs etcd: $! is etcd's own pid.
+	ip netns exec "$NS_ET" etcd --name fh-test --data-dir "$TDIR/etcd" --listen-client-urls $EP \
+		--advertise-client-urls $EP --listen-peer-urls http://127.0.0.1:2380 \
+		--initial-advertise-peer-urls http://127.0.0.1:2380 \
+		--initial-cluster fh-test=http://127.0.0.1:2380 >>"$TDIR/etcd.log" 2>&1 &
+	ETCD_PID=$!
+	local i
+	for i in $(seq 100); do
+		ectl endpoint health >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	sed 's/^/# etcd: /' "$TDIR/etcd.log" | tail
+	return 1
+}
+stop_etcd() {
+	kill -TERM "$ETCD_PID" 2>/dev/null
+	wait "$ETCD_PID" 2>/dev/null
+	ETCD_PID=
+}
+start_etcd || { nok "etcd starts"; t_done; }
 # The backends: one listener in the etcd namespace for both addresses that
 # accepts and closes, all a TCP check needs (no process per check).
 cat >"$TDIR/acceptd.py" <<-'PY'
@@ -122,20 +134,30 @@ conf() {
 		${3:-}
 	EOC
 }
-start_b() {
-	local i
-	nsenter --net="/run/netns/${NS[$1]}" "$MAGLEVD" -c "$TDIR/b$1.conf" >>"$TDIR/b$1.log" 2>&1 &
-	PIDS[$1]=$!
-	for i in $(seq 100); do
-		c "$1" status >/dev/null 2>&1 && return 0
-		sleep 0.05
+# start_all: run the three balancers in their namespaces at once (their
+# starts overlap), then wait until each answers.
+start_all() {
+	local n i
+	for n in 1 2 3; do
+		nsenter --net="/run/netns/${NS[$n]}" "$MAGLEVD" -c "$TDIR/b$n.conf" >>"$TDIR/b$n.log" 2>&1 &
+		PIDS[$n]=$!
 	done
-	sed "s/^/# b$1: /" "$TDIR/b$1.log"
-	return 1
+	for n in 1 2 3; do
+		for i in $(seq 200); do
+			c $n status >/dev/null 2>&1 && break
+			sleep 0.05
+		done
+		c $n status >/dev/null 2>&1 || { sed "s/^/# b$n: /" "$TDIR/b$n.log"; return 1; }
+	done
 }
-stop_b() {
-	[ -n "${PIDS[$1]}" ] && kill -TERM "${PIDS[$1]}" 2>/dev/null && wait "${PIDS[$1]}" 2>/dev/null
-	PIDS[$1]=
+# stop_all: SIGTERM to every balancer still running, then wait for each.
+stop_all() {
+	local n
+	for n in 1 2 3; do [ -n "${PIDS[$n]}" ] && kill -TERM "${PIDS[$n]}" 2>/dev/null; done
+	for n in 1 2 3; do
+		[ -n "${PIDS[$n]}" ] && wait "${PIDS[$n]}" 2>/dev/null
+		PIDS[$n]=
+	done
 }
 c() { ctl -s "$TDIR/b$1.sock" "${@:2}"; }
 # block N: balancer N's checks to BE1 are dropped; unblock N.
@@ -179,9 +201,9 @@ check "health_scope everyone: refused, naming the key and the values" \
 
 # --- health_scope fleet --------------------------------------------------------------
 for n in 1 2 3; do conf $n fleet; done
-start_b 1 && start_b 2 && start_b 3 || { nok "three maglevd start with health_scope fleet"; t_done; }
+start_all || { nok "three maglevd start with health_scope fleet"; t_done; }
 ok "three maglevd start with health_scope fleet"
-check "all three: $BE1 seen up by b1, b2 and b3, fleet verdict up" until_ok 15 all_views "up up up up" || report
+check "all three: $BE1 seen up by b1, b2 and b3, fleet verdict up" until_ok 15 all_views "up up up up"
 check "... one tables digest" until_ok 5 one_digest
 check "status -j: health_scope fleet, both backends' views from 3 voters" \
 	bash -c "$MAGLEVCTL -s $TDIR/b2.sock -j status | jq -e '.fleet.health_scope == \"fleet\" and (.fleet.health | length == 2) and ([.fleet.health[].voters] == [3, 3])' >/dev/null"
@@ -190,20 +212,22 @@ D0="$d0 $d0 $d0 "
 
 block 1
 check "b1's checks to $BE1 blocked: b1 sees it down, b2 and b3 up, fleet up (views on all three)" \
-	until_ok 10 all_views "down up up up" || report
+	until_ok 10 all_views "down up up up"
 check "... b1's health shows its local verdict down" \
 	[ "$(c 1 -j health $V | jq -r --arg b $BE1 '.backends[] | select(.backend == $b) | .local_verdict')" = down ]
 sleep 1 # time for a wrong verdict to be applied
 check "... $BE1 stays in on all three (state up)" all_applied up
 check "... with slots in balancer 1's table" [ "$(slots1 1)" -gt 0 ]
 check "... the three digests are identical, and what they were" digests_are "$D0"
-c 1 fleet status >"$TDIR/fs.txt"
-check "... fleet status text: b1 down, b2 up, b3 up, fleet up" \
-	grep -q "^$V $BE1 b1=down b2=up b3=up: fleet up (1 of 3 down), applied up$" "$TDIR/fs.txt" || sed 's/^/# /' "$TDIR/fs.txt"
+fs_line() {
+	c 1 fleet status >"$TDIR/fs.txt"
+	grep -q "^$V $BE1 b1=down b2=up b3=up: fleet up (1 of 3 down), applied up$" "$TDIR/fs.txt" ||
+		{ sed 's/^/# /' "$TDIR/fs.txt" && false; }
+}
+check "... fleet status text: b1 down, b2 up, b3 up, fleet up" fs_line
 
 block 2
-check "blocked from b1 and b2 too: removed on all three (2 of 3 see it down)" until_ok 10 all_applied down ||
-	report
+check "blocked from b1 and b2 too: removed on all three (2 of 3 see it down)" until_ok 10 all_applied down
 check "... every view says down down up, fleet down" until_ok 5 all_views "down down up down"
 other_digest() { one_digest && [ "$(digests | head -1)" != "$d0" ]; }
 check "... one tables digest, not the one with $BE1 in" until_ok 5 other_digest
@@ -214,13 +238,28 @@ fs_agree() { c 3 fleet status --settle 0 >/dev/null; }
 check "... fleet status agrees (exit 0)" until_ok 5 fs_agree
 
 unblock 1
-check "b1 unblocked: 2 of 3 see it up, back on all three" until_ok 10 all_applied up || report
+check "b1 unblocked: 2 of 3 see it up, back on all three" until_ok 10 all_applied up
 check "... one digest, the first one" until_ok 5 digests_are "$D0"
+
+# etcd unreachable: the verdicts freeze at the last applied.
+block 1
+until_ok 10 all_applied down
+stop_etcd
+unblock 1
 unblock 2
+local_up() { [ "$(c "$1" -j health $V | jq -r --arg b $BE1 '.backends[] | select(.backend == $b) | .local_verdict')" = up ]; }
+both_up() { local_up 1 && local_up 2; }
+check "etcd stopped, b1 and b2 unblocked: their own checks see $BE1 up again" until_ok 10 both_up
+sleep 1 # time for a wrong verdict to be applied
+frozen() { all_applied down && one_digest; }
+check "... but the verdicts are frozen: still out on all three, one digest" frozen
+start_etcd || nok "etcd restarts"
+check "etcd back: the new votes reach the others, $BE1 back on all three" until_ok 20 all_applied up
+check "... one digest, the first one" until_ok 5 digests_are "$D0"
 
 # A dead balancer's vote goes with its lease: two voters left.
 block 1
-until_ok 10 all_views "down up up up" || report
+until_ok 10 all_views "down up up up"
 { kill -9 "${PIDS[3]}" && wait "${PIDS[3]}"; } 2>/dev/null
 PIDS[3]=
 two_left() { [ "$(c 1 -j fleet status | jq -r --arg b $BE1 '.health[] | select(.backend == $b) | "\(.voters) \(.fleet)"')" = "2 up" ]; }
@@ -241,11 +280,9 @@ check "reload with health_scope local: fleet kept until a restart, and said so" 
 	bash -c "[ \"\$($MAGLEVCTL -s $TDIR/b2.sock -j status | jq -r .fleet.health_scope)\" = fleet ] && grep -q 'and health_scope take effect on restart only' $TDIR/b2.log"
 
 # --- health_scope local: the divergence the digests show -----------------------------
-for n in 1 2 3; do
-	stop_b $n
-	conf $n local
-done
-start_b 1 && start_b 2 && start_b 3 || nok "three maglevd restart with health_scope local"
+stop_all
+for n in 1 2 3; do conf $n local; done
+start_all || nok "three maglevd restart with health_scope local"
 all_up() { all_applied up && one_digest; }
 check "health_scope local: all three hold $BE1 up, one digest" until_ok 10 all_up
 block 1

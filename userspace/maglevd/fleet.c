@@ -430,20 +430,37 @@ static json_object *read_nodes(int64_t *rev, char *err, size_t errlen)
 	return arr;
 }
 
-/* The statuses in hmap as an array for the loop; rev: the newest change's. */
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(F.hmap.keys[*(const size_t *)a], F.hmap.keys[*(const size_t *)b]);
+}
+
+/* The statuses in hmap as an array for the loop, by node name (what fleet
+ * status shows does not depend on the order events came in); rev: the
+ * newest change's.
+ */
 static void post_hnodes(int64_t rev)
 {
 	json_object *arr = json_object_new_array();
-	size_t i;
+	size_t i, *ord = calloc(F.hmap.n ? F.hmap.n : 1, sizeof(*ord));
 
+	if (!ord) {
+		json_object_put(arr);
+		log_err("fleet: out of memory ordering the balancers' statuses");
+		return;
+	}
+	for (i = 0; i < F.hmap.n; i++)
+		ord[i] = i;
+	qsort(ord, F.hmap.n, sizeof(*ord), by_key);
 	for (i = 0; i < F.hmap.n; i++) {
-		json_object *o = json_tokener_parse(F.hmap.vals[i]);
+		json_object *o = json_tokener_parse(F.hmap.vals[ord[i]]);
 
 		if (o && json_object_is_type(o, json_type_object))
 			json_object_array_add(arr, o);
 		else
 			json_object_put(o);
 	}
+	free(ord);
 	pthread_mutex_lock(&F.lock);
 	json_object_put(F.hnodes);
 	F.hnodes = arr;
