@@ -12,6 +12,37 @@
 
 #include "maglevctl.h"
 
+/* health_scope fleet: each backend's view by balancer, the fleet's verdict
+ * and what this balancer applied, a line each.
+ */
+static void print_fleet_health(json_object *resp)
+{
+	json_object *h, *views;
+	size_t k, n;
+
+	if (!jstr(resp, "health_scope") || strcmp(jstr(resp, "health_scope"), "fleet") ||
+	    !json_object_object_get_ex(resp, "health", &h))
+		return;
+	n = json_object_array_length(h);
+	printf("health_scope fleet: a backend is out when more than half of the voters see it "
+	       "down\n");
+	for (k = 0; k < n; k++) {
+		json_object *b = json_object_array_get_idx(h, k);
+
+		printf("%s %s", jstr(b, "vip") ? jstr(b, "vip") : "?",
+		       jstr(b, "backend") ? jstr(b, "backend") : "?");
+		if (json_object_object_get_ex(b, "views", &views)) {
+			json_object_object_foreach(views, node, val)
+			{
+				printf(" %s=%s", node, json_object_get_string(val));
+			}
+		}
+		printf(": fleet %s (%" PRId64 " of %" PRId64 " down), applied %s\n",
+		       jstr(b, "fleet") ? jstr(b, "fleet") : "none", jint(b, "down_votes"),
+		       jint(b, "voters"), jstr(b, "applied") ? jstr(b, "applied") : "?");
+	}
+}
+
 int cmd_fleet(const struct ctl_opts *o, int argc, char **argv)
 {
 	json_object *req, *resp, *nodes;
@@ -87,6 +118,7 @@ int cmd_fleet(const struct ctl_opts *o, int argc, char **argv)
 		       jbool(v, "connected") ? "connected" : "DISCONN",
 		       jstr(v, "version") ? jstr(v, "version") : "?");
 	}
+	print_fleet_health(resp);
 	json_object_put(resp);
 	return rc;
 }

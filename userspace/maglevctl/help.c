@@ -189,7 +189,11 @@ static const struct {
 	 "node, applied revision, tables digest, seed fingerprint, etcd connection and\n"
 	 "version, and whether they agree (same revision, digest and fingerprint).\n"
 	 "Exit 1 when they have disagreed for longer than SECONDS (default 10: a change\n"
-	 "lands on the balancers one after the other), or no status could be read.\n"},
+	 "lands on the balancers one after the other), or no status could be read.\n"
+	 "With health_scope fleet, one line per backend after them: each balancer's view\n"
+	 "(up, down, none: not published yet, local-scope: does not vote), the fleet's\n"
+	 "verdict (out when more than half of the voters see it down) and what this\n"
+	 "balancer applied.\n"},
 	{"reload", NULL,
 	 "Usage: maglevctl reload\n"
 	 "Have maglevd re-read its configuration file (as SIGHUP does) and wait for the\n"

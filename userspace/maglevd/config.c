@@ -500,6 +500,14 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 		if (set_string(cfg->fleet_node, sizeof(cfg->fleet_node), val))
 			goto too_long;
 	}
+	else if (!strcmp(key, "health_scope"))
+	{
+		if (strcmp(val, "local") && strcmp(val, "fleet")) {
+			snprintf(e, sizeof(e), "want local or fleet");
+			goto bad_value;
+		}
+		cfg->health_fleet = !strcmp(val, "fleet");
+	}
 	else if (!strcmp(key, "fleet_etcd_ca") || !strcmp(key, "fleet_etcd_cert") ||
 		 !strcmp(key, "fleet_etcd_key"))
 	{
@@ -632,6 +640,12 @@ int config_parse(const char *text, size_t len, struct maglevd_config *cfg, char 
 	}
 	if (!cfg->fleet_cert[0] != !cfg->fleet_key[0]) {
 		snprintf(err, errlen, "fleet_etcd_cert and fleet_etcd_key go together: give both");
+		return -EINVAL;
+	}
+	if (cfg->health_fleet && !cfg->fleet_etcd[0]) {
+		snprintf(err, errlen,
+			 "health_scope fleet needs fleet_etcd: the verdicts are shared through "
+			 "etcd");
 		return -EINVAL;
 	}
 	return 0;

@@ -84,6 +84,10 @@ struct maglevd_config {
 	char fleet_node[64];	     /* this balancer's name in the fleet */
 	char fleet_ca[CFG_PATH_MAX]; /* TLS: CA bundle to verify etcd with */
 	char fleet_cert[CFG_PATH_MAX], fleet_key[CFG_PATH_MAX]; /* TLS client certificate */
+	/* health_scope fleet (fleet_health.h): the table follows a quorum of the
+	 * live balancers' verdicts, not this balancer's own checks.
+	 */
+	bool health_fleet;
 };
 
 void config_defaults(struct maglevd_config *cfg);

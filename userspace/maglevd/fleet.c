@@ -12,6 +12,7 @@
 
 #include "etcd_client.h"
 #include "fleet.h"
+#include "fleet_health.h"
 #include "drift.h"
 #include "log.h"
 #include "state.h"
@@ -69,6 +70,17 @@ static struct {
 	 */
 	char *status;	    /* this balancer's, JSON */
 	json_object *nodes; /* every live balancer's, by the last read */
+	atomic_bool kick;   /* the status changed: publish now */
+	/* health_scope fleet: every balancer's status as the health thread
+	 * watches them (hmap, its own), handed to the loop as hnodes.
+	 */
+	json_object *hnodes;
+	uint64_t hnodes_gen; /* bumped at each change */
+	int64_t hnodes_rev;  /* the newest change's revision */
+	struct snapshot hmap;
+	struct etcd_client *hclient;
+	pthread_t hthread;
+	bool hrunning;
 	bool nodes_agree;
 	uint64_t disagree_since_ms; /* 0: they agree */
 	char nodes_error[400];
@@ -81,7 +93,8 @@ static struct {
 	bool loop_connected;
 	char loop_error[400];
 	uint64_t applied_total, refused_total;
-	uint64_t applied_at_ms; /* wall clock: comparable between balancers */
+	uint64_t applied_at_ms;		     /* wall clock: comparable between balancers */
+	uint64_t health_gen, health_commits; /* what the fleet's verdicts were applied from */
 	int64_t refused_rev;
 	char refused_error[512];
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER, .wcond = PTHREAD_COND_INITIALIZER, .src = {.fd = -1}};
@@ -396,14 +409,13 @@ static bool nodes_agree(json_object *nodes)
 }
 
 /* Every balancer's status key, as an array of their JSON. */
-static json_object *read_nodes(char *err, size_t errlen)
+static json_object *read_nodes(int64_t *rev, char *err, size_t errlen)
 {
 	struct etcd_kv *kvs;
 	json_object *arr;
-	int64_t rev;
 	size_t n, i;
 
-	if (etcd_range_prefix(F.pclient, F.nodes_prefix, &kvs, &n, &rev, err, errlen))
+	if (etcd_range_prefix(F.pclient, F.nodes_prefix, &kvs, &n, rev, err, errlen))
 		return NULL;
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++) {
@@ -418,16 +430,151 @@ static json_object *read_nodes(char *err, size_t errlen)
 	return arr;
 }
 
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(F.hmap.keys[*(const size_t *)a], F.hmap.keys[*(const size_t *)b]);
+}
+
+/* The statuses in hmap as an array for the loop, by node name (what fleet
+ * status shows does not depend on the order events came in); rev: the
+ * newest change's.
+ */
+static void post_hnodes(int64_t rev)
+{
+	json_object *arr = json_object_new_array();
+	size_t i, *ord = calloc(F.hmap.n ? F.hmap.n : 1, sizeof(*ord));
+
+	if (!ord) {
+		json_object_put(arr);
+		log_err("fleet: out of memory ordering the balancers' statuses");
+		return;
+	}
+	for (i = 0; i < F.hmap.n; i++)
+		ord[i] = i;
+	qsort(ord, F.hmap.n, sizeof(*ord), by_key);
+	for (i = 0; i < F.hmap.n; i++) {
+		json_object *o = json_tokener_parse(F.hmap.vals[ord[i]]);
+
+		if (o && json_object_is_type(o, json_type_object))
+			json_object_array_add(arr, o);
+		else
+			json_object_put(o);
+	}
+	free(ord);
+	pthread_mutex_lock(&F.lock);
+	json_object_put(F.hnodes);
+	F.hnodes = arr;
+	F.hnodes_rev = rev;
+	F.hnodes_gen++;
+	pthread_mutex_unlock(&F.lock);
+}
+
+static int on_nodes_watch(const struct etcd_watch_msg *m, void *arg)
+{
+	int64_t rev = 0;
+	size_t i;
+
+	(void)arg;
+	if (m->compacted)
+		return 1;
+	if (!m->n)
+		return 0;
+	for (i = 0; i < m->n; i++) {
+		const struct etcd_kv *kv = &m->events[i];
+		char *k = strdup(kv->key), *v = kv->value ? strdup(kv->value) : NULL;
+
+		if (kv->mod_revision > rev)
+			rev = kv->mod_revision;
+		if (!k || (kv->value && !v)) {
+			free(k);
+			free(v);
+			return 1;
+		}
+		if (snap_set(&F.hmap, k, v))
+			return 1; /* out of memory: read everything again */
+	}
+	post_hnodes(rev ? rev : m->revision);
+	return 0;
+}
+
+/*
+ * health_scope fleet: watch every balancer's status (their verdicts, and by
+ * their leases which are live): a full read, then a watch from the next
+ * revision; a lease that expires is a delete event. While etcd cannot be
+ * read the last statuses stay with the loop: the verdicts freeze.
+ */
+static void *health_thread(void *arg)
+{
+	char err[400], last[400] = "";
+
+	(void)arg;
+	while (!atomic_load(&F.stop)) {
+		struct etcd_kv *kvs;
+		int64_t rev, maxmod = 0;
+		size_t n, i;
+		int r;
+
+		if (etcd_range_prefix(F.hclient, F.nodes_prefix, &kvs, &n, &rev, err,
+				      sizeof(err))) {
+			if (strcmp(err, last) && !atomic_load(&F.stop))
+				log_warn("fleet: reading the balancers' verdicts: %s", err);
+			snprintf(last, sizeof(last), "%s", err);
+			pause_ms(1000);
+			continue;
+		}
+		last[0] = '\0';
+		snap_clear(&F.hmap);
+		for (i = 0; i < n; i++) {
+			char *k = kvs[i].key, *v = kvs[i].value;
+
+			if (kvs[i].mod_revision > maxmod)
+				maxmod = kvs[i].mod_revision;
+			kvs[i].key = kvs[i].value = NULL;
+			if (snap_set(&F.hmap, k, v))
+				break;
+		}
+		etcd_kvs_free(kvs, n);
+		/* The content's revision, as for the desired state: the same on
+		 * every balancer that holds the same statuses.
+		 */
+		post_hnodes(maxmod ? maxmod : rev);
+		r = etcd_watch_prefix(F.hclient, F.nodes_prefix, rev + 1, on_nodes_watch, NULL, err,
+				      sizeof(err));
+		if (atomic_load(&F.stop))
+			break;
+		if (r > 0)
+			continue;
+		if (strcmp(err, last))
+			log_warn("fleet: watching the balancers' verdicts: %s", err);
+		snprintf(last, sizeof(last), "%s", err);
+		pause_ms(1000);
+	}
+	return NULL;
+}
+
+/* Sleep ms, or less when the loop has a new status to publish. */
+static void pause_kick(unsigned int ms)
+{
+	while (ms && !atomic_load(&F.stop) && !atomic_exchange(&F.kick, false)) {
+		unsigned int n = ms > 50 ? 50 : ms;
+
+		usleep(n * 1000);
+		ms -= n;
+	}
+}
+
 static void *publisher_thread(void *arg)
 {
 	char key[400], err[400], *published = NULL;
 	int64_t lease = 0, ttl;
+	uint64_t alive_ms = 0;
 
 	(void)arg;
-	snprintf(key, sizeof(key), "%s%s", F.nodes_prefix, (const char *)arg);
+	snprintf(key, sizeof(key), "%s%s", F.nodes_prefix, ((struct daemon *)arg)->cfg.fleet_node);
 	while (!atomic_load(&F.stop)) {
 		json_object *nodes;
 		char *text = NULL;
+		int64_t rev;
 
 		pthread_mutex_lock(&F.lock);
 		if (F.status)
@@ -444,18 +591,23 @@ static void *publisher_thread(void *arg)
 				free(published);
 				published = text;
 				text = NULL;
+				alive_ms = mono_ms();
 			}
+		} else if (mono_ms() - alive_ms < FLEET_PUBLISH_MS) {
+			/* kept alive recently enough */
 		} else if (etcd_lease_keepalive(F.pclient, lease, &ttl, err, sizeof(err)) || !ttl) {
 			lease = 0;
 			free(published);
 			published = NULL;
+		} else {
+			alive_ms = mono_ms();
 		}
 		if (!lease) {
 			free(published);
 			published = NULL;
 		}
 		free(text);
-		nodes = read_nodes(err[0] ? err + strlen(err) : err,
+		nodes = read_nodes(&rev, err[0] ? err + strlen(err) : err,
 				   sizeof(err) - (err[0] ? strlen(err) : 0));
 		pthread_mutex_lock(&F.lock);
 		if (nodes) {
@@ -470,12 +622,37 @@ static void *publisher_thread(void *arg)
 		snprintf(F.nodes_error, sizeof(F.nodes_error), "%s", err);
 		pthread_mutex_unlock(&F.lock);
 		/* Sooner while the status waits to be published. */
-		pause_ms(lease && published ? FLEET_PUBLISH_MS : 200);
+		pause_kick(lease && published ? FLEET_PUBLISH_MS : 200);
 	}
 	if (lease)
 		etcd_lease_revoke(F.pclient, lease); /* a clean stop: gone at once */
 	free(published);
 	return NULL;
+}
+
+/*
+ * health_scope fleet: the fleet's verdicts, again when the balancers'
+ * statuses read from etcd changed or the registry did (a backend added by
+ * a new revision gets the fleet's verdict too). While etcd cannot be read
+ * the last statuses read stay: the verdicts freeze.
+ */
+static void health_from_fleet(struct daemon *d)
+{
+	json_object *nodes = NULL;
+
+	if (!fleet_health_on(d))
+		return;
+	pthread_mutex_lock(&F.lock);
+	if (F.hnodes && (F.hnodes_gen != F.health_gen || d->commits != F.health_commits)) {
+		nodes = json_object_get(F.hnodes);
+		F.health_gen = F.hnodes_gen;
+	}
+	pthread_mutex_unlock(&F.lock);
+	if (!nodes)
+		return;
+	fleet_health_apply(d, nodes);
+	F.health_commits = d->commits;
+	json_object_put(nodes);
 }
 
 /* This balancer's status as its key holds it; set on the loop, published by the thread. */
@@ -488,9 +665,16 @@ void fleet_tick(struct daemon *d)
 
 	static uint64_t last;
 	uint64_t now = mono_ms();
+	bool voted;
 
-	/* Twice a second is soon enough for a status that lives 5 s. */
-	if (!fleet_enabled(d) || (last && now - last < 500))
+	if (!fleet_enabled(d))
+		return;
+	health_from_fleet(d);
+	/* Twice a second is soon enough for a status that lives 5 s; a new
+	 * verdict of this balancer's goes at once (the fleet waits for it).
+	 */
+	voted = fleet_health_on(d) && fleet_health_changed();
+	if (!voted && last && now - last < 500)
 		return;
 	last = now;
 	o = json_object_new_object();
@@ -513,11 +697,16 @@ void fleet_tick(struct daemon *d)
 		json_object_object_add(dg, name, json_object_new_string(hex));
 	}
 	json_object_object_add(o, "digests", dg);
+	json_object_object_add(o, "health_scope",
+			       json_object_new_string(fleet_health_on(d) ? "fleet" : "local"));
+	if (fleet_health_on(d))
+		json_object_object_add(o, "health", fleet_health_publish(d));
 	t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	pthread_mutex_lock(&F.lock);
 	if (!F.status || strcmp(F.status, t)) {
 		free(F.status);
 		F.status = strdup(t);
+		atomic_store(&F.kick, true);
 	}
 	pthread_mutex_unlock(&F.lock);
 	json_object_put(o);
@@ -531,6 +720,12 @@ json_object *fleet_nodes_json(struct daemon *d)
 	json_object_object_add(o, "nodes",
 			       F.nodes ? json_object_get(F.nodes) : json_object_new_array());
 	json_object_object_add(o, "agree", json_object_new_boolean(F.nodes && F.nodes_agree));
+	json_object_object_add(o, "health_scope",
+			       json_object_new_string(fleet_health_on(d) ? "fleet" : "local"));
+	if (fleet_health_on(d)) {
+		json_object_object_add(o, "health", fleet_health_json(d, F.hnodes));
+		json_object_object_add(o, "health_revision", json_object_new_int64(F.hnodes_rev));
+	}
 	json_object_object_add(
 		o, "disagree_ms",
 		json_object_new_uint64(F.disagree_since_ms ? mono_ms() - F.disagree_since_ms : 0));
@@ -879,12 +1074,15 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 	F.client = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	F.wclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	F.pclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
+	if (fleet_health_on(d))
+		F.hclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	snprintf(F.nodes_prefix, sizeof(F.nodes_prefix), "%s" FLEET_NODES, d->cfg.fleet_prefix);
 	F.map.rev = (int64_t)d->reg->fleet_rev;
 	fleet_tick(d);
 	F.src.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	F.src.cb = on_wake;
-	if (!F.client || !F.wclient || !F.pclient || F.src.fd < 0 || ev_add(d, &F.src, EPOLLIN)) {
+	if (!F.client || !F.wclient || !F.pclient || (fleet_health_on(d) && !F.hclient) ||
+	    F.src.fd < 0 || ev_add(d, &F.src, EPOLLIN)) {
 		snprintf(err, errlen, "fleet: cannot set up the etcd client: %s", strerror(errno));
 		return -1;
 	}
@@ -898,7 +1096,7 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 		snprintf(err, errlen, "fleet: cannot start the etcd writer thread");
 		return -1;
 	}
-	if (pthread_create(&F.pthread, NULL, publisher_thread, d->cfg.fleet_node)) {
+	if (pthread_create(&F.pthread, NULL, publisher_thread, d)) {
 		atomic_store(&F.stop, true);
 		pthread_mutex_lock(&F.lock);
 		pthread_cond_broadcast(&F.wcond);
@@ -907,6 +1105,20 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 		pthread_join(F.wthread, NULL);
 		snprintf(err, errlen, "fleet: cannot start the etcd status thread");
 		return -1;
+	}
+	if (fleet_health_on(d)) {
+		if (pthread_create(&F.hthread, NULL, health_thread, NULL)) {
+			atomic_store(&F.stop, true);
+			pthread_mutex_lock(&F.lock);
+			pthread_cond_broadcast(&F.wcond);
+			pthread_mutex_unlock(&F.lock);
+			pthread_join(F.thread, NULL);
+			pthread_join(F.wthread, NULL);
+			pthread_join(F.pthread, NULL);
+			snprintf(err, errlen, "fleet: cannot start the etcd health thread");
+			return -1;
+		}
+		F.hrunning = true;
 	}
 	F.running = true;
 	log_info("fleet: desired state from etcd %s under %s, applied revision %" PRIu64,
@@ -925,6 +1137,9 @@ void fleet_stop(struct daemon *d)
 	pthread_join(F.thread, NULL);
 	pthread_join(F.wthread, NULL);
 	pthread_join(F.pthread, NULL);
+	if (F.hrunning)
+		pthread_join(F.hthread, NULL);
+	F.hrunning = false;
 	F.running = false;
 	ev_del(d, &F.src);
 	close(F.src.fd);
@@ -947,6 +1162,11 @@ void fleet_stop(struct daemon *d)
 	etcd_client_free(F.client);
 	etcd_client_free(F.wclient);
 	etcd_client_free(F.pclient);
+	etcd_client_free(F.hclient);
+	snap_clear(&F.hmap);
+	free(F.hmap.keys);
+	free(F.hmap.vals);
+	json_object_put(F.hnodes);
 	json_object_put(F.nodes);
 	free(F.status);
 }
@@ -969,6 +1189,14 @@ json_object *fleet_json(struct daemon *d)
 	if (F.applied_at_ms)
 		json_object_object_add(o, "applied_at_ms", json_object_new_uint64(F.applied_at_ms));
 	json_object_object_add(o, "refused", json_object_new_uint64(F.refused_total));
+	json_object_object_add(o, "health_scope",
+			       json_object_new_string(fleet_health_on(d) ? "fleet" : "local"));
+	if (fleet_health_on(d)) {
+		pthread_mutex_lock(&F.lock);
+		json_object_object_add(o, "health", fleet_health_json(d, F.hnodes));
+		json_object_object_add(o, "health_revision", json_object_new_int64(F.hnodes_rev));
+		pthread_mutex_unlock(&F.lock);
+	}
 	if (F.refused_error[0]) {
 		json_object_object_add(o, "refused_revision", json_object_new_int64(F.refused_rev));
 		json_object_object_add(o, "refused_error", json_object_new_string(F.refused_error));

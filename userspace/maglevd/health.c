@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "fleet_health.h"
 #include "hc_encap.h"
 #include "hc_udp.h"
 #include "log.h"
@@ -223,7 +224,7 @@ static void finish(struct daemon *d, uint32_t idx, bool ok, const char *why)
 			continue;
 		/* Judged against the verdict still waiting for the tick, if any. */
 		if (!health_verdict_pending(idx, s->gen, &up))
-			up = b->up;
+			up = health_local_up(d, b);
 		if (!up && ok && (s->ok_streak >= s->p.rise || b->start_down))
 			health_verdict(s->vip_id, idx, s->gen, true, "");
 		else if (up && !ok && s->fail_streak >= s->p.fall)
@@ -336,6 +337,12 @@ static void on_ready(struct daemon *d, struct ev_source *src, uint32_t events)
 	char req[256], host[CTL_ADDR_STRLEN];
 	ssize_t n;
 
+	/* An event of this batch for a check that already ended in it (the
+	 * tick's timeout came first): its fd is gone, and reading it would
+	 * count a second failure for one check.
+	 */
+	if (s->phase == HC_IDLE)
+		return;
 	if (is_dgram(s->p.type)) {
 		on_dgram(d, s);
 		return;
@@ -556,7 +563,7 @@ void health_tick(struct daemon *d)
 				if (s)
 					slot_free(d, b->idx);
 				/* Without checks a backend is up by definition. */
-				if (!b->up)
+				if (!health_local_up(d, b))
 					health_verdict(v->id, b->idx, b->gen, true, "no check");
 				continue;
 			}
@@ -595,6 +602,11 @@ void health_json(struct daemon *d, const struct vip *v, const struct be *b, json
 	json_object_object_add(o, "check", json_object_new_string(hc_type_name(p.type)));
 	if (b->start_down)
 		json_object_object_add(o, "start_down", json_object_new_boolean(true));
+	/* health_scope fleet: this balancer's own verdict, one vote of the fleet's. */
+	if (fleet_health_on(d))
+		json_object_object_add(
+			o, "local_verdict",
+			json_object_new_string(health_local_up(d, b) ? "up" : "down"));
 	if (p.type == HC_NONE)
 		return;
 	json_object_object_add(o, "port", json_object_new_int64(p.port));

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "fleet_health.h"
 #include "log.h"
 
 struct verdict {
@@ -87,6 +88,20 @@ static uint32_t apply_vip(struct vip *v)
 	return n;
 }
 
+/* health_scope fleet: the verdicts are this balancer's vote, not the table's input. */
+static void vote(struct daemon *d)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < nq; i++) {
+		const struct vip *v = d->reg->vips[q[i].vip_id];
+
+		for (j = 0; v && j < v->nbe; j++)
+			if (v->bes[j].idx == q[i].idx && v->bes[j].gen == q[i].gen)
+				fleet_health_local(v, &v->bes[j], q[i].up, q[i].why);
+	}
+}
+
 void health_verdicts_apply(struct daemon *d)
 {
 	static bool seen[MAGLEV_MAX_VIPS];
@@ -96,6 +111,10 @@ void health_verdicts_apply(struct daemon *d)
 
 	if (!nq)
 		return;
+	if (fleet_health_on(d)) {
+		vote(d);
+		goto out;
+	}
 	next = registry_clone(d->reg);
 	if (!next) {
 		log_err("health: out of memory applying %u state changes", nq);

@@ -247,7 +247,8 @@ static bool fleet_changed(const struct maglevd_config *a, const struct maglevd_c
 {
 	return strcmp(a->fleet_etcd, b->fleet_etcd) || strcmp(a->fleet_prefix, b->fleet_prefix) ||
 	       strcmp(a->fleet_node, b->fleet_node) || strcmp(a->fleet_ca, b->fleet_ca) ||
-	       strcmp(a->fleet_cert, b->fleet_cert) || strcmp(a->fleet_key, b->fleet_key);
+	       strcmp(a->fleet_cert, b->fleet_cert) || strcmp(a->fleet_key, b->fleet_key) ||
+	       a->health_fleet != b->health_fleet;
 }
 
 static void fleet_keep(struct maglevd_config *nc, const struct maglevd_config *cur)
@@ -258,6 +259,7 @@ static void fleet_keep(struct maglevd_config *nc, const struct maglevd_config *c
 	strcpy(nc->fleet_ca, cur->fleet_ca);
 	strcpy(nc->fleet_cert, cur->fleet_cert);
 	strcpy(nc->fleet_key, cur->fleet_key);
+	nc->health_fleet = cur->health_fleet;
 }
 
 /* A reload applied part-way (the new config is in use, a rebuild failed):
@@ -296,7 +298,8 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 			 "tcp_closed_timeout_ms and xdp_mode take effect on restart only; keeping "
 			 "the running values");
 		if (fleet_changed(&nc, &d->cfg))
-			log_warn("reload: the fleet_* keys take effect on restart only; keeping "
+			log_warn("reload: the fleet_* keys and health_scope take effect on restart "
+				 "only; keeping "
 				 "the running values");
 		if (strcmp(nc.state_file, d->cfg.state_file))
 			log_warn("reload: state_file changed: move %s to %s before restarting "
