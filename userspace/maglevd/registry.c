@@ -600,7 +600,7 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 	uint32_t *map, n = 0, i;
 	struct maglev_err merr;
 	double t0 = now_ms(), t1;
-	int r;
+	int r = 0;
 
 	specs = calloc(v->nbe ? v->nbe : 1, sizeof(*specs));
 	map = calloc(v->nbe ? v->nbe : 1, sizeof(*map));
@@ -643,11 +643,11 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 		memset(tbl_idx, 0, sizeof(tbl_idx));
 	}
 	t1 = now_ms();
-	r = table_swap_live(ctx->dp, v->id, tbl_idx, second_chance_prev(v, ctx, tbl_idx, tbl_prev),
-			    err, errlen);
-	log_debug("table of VIP %u: build %.3f ms, swap %.3f ms", v->id, t1 - t0, now_ms() - t1);
-	if (r)
-		goto out;
+	/* Queued: registry_commit_finish() runs once every swap has returned. */
+	table_swap_submit(ctx->dp, v->id, tbl_idx, second_chance_prev(v, ctx, tbl_idx, tbl_prev),
+			  true);
+	log_debug("table of VIP %u: build %.3f ms, queued in %.3f ms", v->id, t1 - t0,
+		  now_ms() - t1);
 	v->table_gen++;
 	v->table_slots_used = n;
 	v->digest = drift_table_digest(v, tbl_idx);
@@ -699,17 +699,24 @@ static int write_vip_info(const struct vip *v, const struct registry_ctx *ctx, c
 	return r;
 }
 
-static int commit_vip(const struct vip *old, struct vip *v, const struct registry_ctx *ctx,
-		      char *err, size_t errlen)
+static void index_old(const struct vip *old, bool fill)
+{
+	uint32_t i;
+
+	for (i = 0; old && i < old->nbe; i++)
+		old_by_idx[old->bes[i].idx] = fill ? &old->bes[i] : NULL;
+}
+
+/* The first half of a VIP's change: whatever may come before its new table. */
+static int commit_vip_build(const struct vip *old, struct vip *v, const struct registry_ctx *ctx,
+			    char *err, size_t errlen)
 {
 	struct hc_params hc;
 	uint32_t i;
 	int r = 0;
 
 	vip_hc(v, &ctx->cfg->hc, &hc);
-	if (old)
-		for (i = 0; i < old->nbe; i++)
-			old_by_idx[old->bes[i].idx] = &old->bes[i];
+	index_old(old, true);
 	/* Backends that can take new flows first, so the new table never
 	 * names an index the datapath does not know yet.
 	 */
@@ -724,10 +731,23 @@ static int commit_vip(const struct vip *old, struct vip *v, const struct registr
 			slowpath_backend_set(b);
 		b->dp_flags = f;
 	}
+	index_old(old, false);
 	if (!r)
 		r = rebuild_table(v, ctx, err, errlen);
-	if (!r && (v->info_dirty || !old))
+	v->dirty = false;
+	return r;
+}
+
+/* The second half, once the new table is live (the swap returned). */
+static int commit_vip_finish(const struct vip *old, struct vip *v, bool info,
+			     const struct registry_ctx *ctx, char *err, size_t errlen)
+{
+	uint32_t i;
+	int r = 0;
+
+	if (info)
 		r = write_vip_info(v, ctx, err, errlen);
+	index_old(old, true);
 	/* Then the ones that left the table: draining, down, or deleted. */
 	for (i = 0; i < v->nbe && !r; i++) {
 		struct be *b = &v->bes[i];
@@ -737,39 +757,38 @@ static int commit_vip(const struct vip *old, struct vip *v, const struct registr
 		    (!o || o->dp_flags != b->dp_flags || o->gen != b->gen))
 			r = write_backend(ctx, b, b->dp_flags, err, errlen);
 	}
-	if (old) {
-		for (i = 0; i < old->nbe && !r; i++) {
-			const struct be *o = &old->bes[i];
+	index_old(old, false);
+	for (i = 0; old && i < old->nbe && !r; i++) {
+		const struct be *o = &old->bes[i];
 
-			if (!vip_find_be(v, &o->addr)) {
-				r = write_backend(ctx, o, 0, err, errlen);
-				slowpath_backend_del(o->idx);
-			}
+		if (!vip_find_be(v, &o->addr)) {
+			r = write_backend(ctx, o, 0, err, errlen);
+			slowpath_backend_del(o->idx);
 		}
-		for (i = 0; i < old->nbe; i++)
-			old_by_idx[old->bes[i].idx] = NULL;
 	}
-	v->dirty = false;
-	v->info_dirty = false;
 	return r;
 }
 
-static int remove_vip(const struct vip *old, const struct registry_ctx *ctx, char *err,
-		      size_t errlen)
+/* A deleted VIP: out of the VIP map now, its table deleted off the loop. */
+static int remove_vip_build(const struct vip *old, const struct registry_ctx *ctx, char *err,
+			    size_t errlen)
 {
-	uint32_t i;
-	int r;
+	int r = maglev_dp_vip_del(ctx->dp, &old->key);
 
-	r = maglev_dp_vip_del(ctx->dp, &old->key);
 	if (r && r != -ENOENT) {
 		snprintf(err, errlen, "datapath: deleting VIP: %s", strerror(-r));
 		return r;
 	}
-	r = maglev_dp_table_clear(ctx->dp, old->id);
-	if (r && r != -ENOENT) {
-		snprintf(err, errlen, "datapath: clearing table: %s", strerror(-r));
-		return r;
-	}
+	table_swap_submit(ctx->dp, old->id, NULL, NULL, true);
+	return 0;
+}
+
+static int remove_vip_finish(const struct vip *old, const struct registry_ctx *ctx, char *err,
+			     size_t errlen)
+{
+	uint32_t i;
+	int r;
+
 	for (i = 0; i < old->nbe; i++) {
 		r = write_backend(ctx, &old->bes[i], 0, err, errlen);
 		if (r)
@@ -779,12 +798,14 @@ static int remove_vip(const struct vip *old, const struct registry_ctx *ctx, cha
 	return 0;
 }
 
-int registry_commit(const struct registry *old, struct registry *next,
-		    const struct registry_ctx *ctx, char *err, size_t errlen)
+int registry_commit_build(const struct registry *old, struct registry *next,
+			  const struct registry_ctx *ctx, struct registry_pending *p, char *err,
+			  size_t errlen)
 {
 	uint32_t i;
 	int r;
 
+	memset(p, 0, sizeof(*p));
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		const struct vip *o = old ? old->vips[i] : NULL;
 		struct vip *n = next->vips[i];
@@ -793,19 +814,25 @@ int registry_commit(const struct registry *old, struct registry *next,
 		 * in one batch; remove the old one before the new one appears.
 		 */
 		if (o && (!n || memcmp(&o->key, &n->key, sizeof(n->key)))) {
-			r = remove_vip(o, ctx, err, errlen);
+			r = remove_vip_build(o, ctx, err, errlen);
 			if (r)
 				return r;
+			p->what[i] |= REGISTRY_PEND_REMOVED;
 			o = NULL;
 			if (n)
 				n->dirty = n->info_dirty = true;
 		}
 		if (n && (n->dirty || n->info_dirty || !o)) {
-			r = commit_vip(o, n, ctx, err, errlen);
+			p->what[i] |= REGISTRY_PEND_CHANGED;
+			if (n->info_dirty || !o)
+				p->what[i] |= REGISTRY_PEND_INFO;
+			n->info_dirty = false;
+			r = commit_vip_build(o, n, ctx, err, errlen);
 			if (r)
 				return r;
 		}
 	}
+	/* Bookkeeping of this batch's model, done with once it is written. */
 	for (i = 0; i < MAGLEV_MAX_BACKENDS; i++)
 		if (next->idx_used[i] == 2)
 			next->idx_used[i] = 0;
@@ -813,4 +840,52 @@ int registry_commit(const struct registry *old, struct registry *next,
 		memset(next->fbe_chain, 0, REGISTRY_FBE_CHAINS * sizeof(uint32_t));
 	next->nfvips = next->nfbes = 0;
 	return 0;
+}
+
+int registry_commit_finish(const struct registry *old, struct registry *next,
+			   const struct registry_ctx *ctx, const struct registry_pending *p,
+			   char *err, size_t errlen)
+{
+	uint32_t i;
+	int r;
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *o = old ? old->vips[i] : NULL;
+
+		if (p->what[i] & REGISTRY_PEND_REMOVED) {
+			r = remove_vip_finish(o, ctx, err, errlen);
+			if (r)
+				return r;
+			o = NULL;
+		}
+		if (p->what[i] & REGISTRY_PEND_CHANGED) {
+			r = commit_vip_finish(o, next->vips[i], p->what[i] & REGISTRY_PEND_INFO,
+					      ctx, err, errlen);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+int registry_commit(const struct registry *old, struct registry *next,
+		    const struct registry_ctx *ctx, char *err, size_t errlen)
+{
+	struct registry_pending *p = malloc(sizeof(*p));
+	int r;
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	r = registry_commit_build(old, next, ctx, p, err, errlen);
+	table_swap_wait();
+	if (!r)
+		r = table_swap_take_error(err, errlen);
+	else
+		table_swap_take_error(NULL, 0);
+	if (!r)
+		r = registry_commit_finish(old, next, ctx, p, err, errlen);
+	free(p);
+	return r;
 }
