@@ -67,6 +67,11 @@ bool daemon_commit_busy(void)
 	return false;
 }
 
+void daemon_commit_barrier(struct daemon *d, commit_done_fn done, void *arg)
+{
+	done(d, arg, 0, NULL);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const struct registry_ctx boot = {.dp = NULL, .cfg = &d.cfg};

@@ -31,6 +31,11 @@ bool daemon_commit_busy(void)
 	return false;
 }
 
+void daemon_commit_barrier(struct daemon *d, commit_done_fn done, void *arg)
+{
+	ctl_fuzz_die("daemon_commit_barrier called by the state parser");
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	log_init();

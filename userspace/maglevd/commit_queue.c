@@ -20,7 +20,7 @@
 
 struct commit {
 	struct commit *next;
-	struct registry *reg; /* owned */
+	struct registry *reg; /* owned; NULL: a barrier (daemon_commit_barrier) */
 	commit_done_fn done;
 	void *arg;
 	uint64_t t0_us;
@@ -56,7 +56,8 @@ static void fail_all(struct daemon *d, int r, const char *err, bool call_head)
 	for (c = head; c; c = next) {
 		next = c->next;
 		if (c->done && (c != head || call_head))
-			c->done(d, c->arg, r, c == head ? err : "an earlier change failed");
+			c->done(d, c->arg, r,
+				c == head || !c->reg ? err : "an earlier change failed");
 		registry_free(c->reg);
 		free(c);
 	}
@@ -75,14 +76,14 @@ static int build_head(struct daemon *d, char *err, size_t errlen)
 	return r;
 }
 
-/* Finish head if its swaps are done, then build the next; repeat. */
+/* Finish head once its new tables are live, then build the next; repeat. */
 static void advance(struct daemon *d)
 {
 	char err[300];
 	struct commit *c;
 	int r;
 
-	while (head && head_built && !table_swap_pending()) {
+	while (head && head_built && !table_swap_unlive()) {
 		c = head;
 		r = table_swap_take_error(err, sizeof(err));
 		if (!r)
@@ -104,6 +105,15 @@ static void advance(struct daemon *d)
 		if (c->done)
 			c->done(d, c->arg, 0, NULL);
 		free(c);
+		/* Barriers: everything before them is written now. */
+		while (head && !head->reg) {
+			c = head;
+			head = c->next;
+			if (!head)
+				tail = &head;
+			c->done(d, c->arg, 0, NULL);
+			free(c);
+		}
 		if (!head) {
 			applied = NULL; /* d->reg is what the datapath holds */
 			return;
@@ -146,6 +156,21 @@ int daemon_commit_then(struct daemon *d, struct registry *next, commit_done_fn d
 	}
 	advance(d); /* nothing to swap: done at once */
 	return 0;
+}
+
+void daemon_commit_barrier(struct daemon *d, commit_done_fn done, void *arg)
+{
+	struct commit *c;
+
+	if (!head || !(c = calloc(1, sizeof(*c)))) {
+		/* Nothing queued (or no memory: say so now rather than never). */
+		done(d, arg, head ? -ENOMEM : 0, "out of memory");
+		return;
+	}
+	c->done = done;
+	c->arg = arg;
+	*tail = c;
+	tail = &c->next;
 }
 
 int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t errlen)

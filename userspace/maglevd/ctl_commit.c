@@ -21,14 +21,29 @@ struct commit_wait {
 	bool fired, orphan;
 	int r;
 	char err[300];
+	char *ok_text; /* the answer on success; NULL: {"ok":true} */
 };
+
+static char *json_line(json_object *o, size_t *len)
+{
+	const char *text = json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	size_t n = strlen(text);
+	char *out = malloc(n + 2);
+
+	if (out) {
+		memcpy(out, text, n);
+		out[n] = '\n';
+		*len = n + 1;
+	}
+	return out;
+}
 
 static char *answer_text(int r, const char *err, size_t *len)
 {
 	json_object *o = json_object_new_object();
 	char clean[300], *out;
-	const char *text;
-	size_t i, n;
+	size_t i;
 
 	json_object_object_add(o, "ok", json_object_new_boolean(!r));
 	if (r) {
@@ -40,15 +55,7 @@ static char *answer_text(int r, const char *err, size_t *len)
 		clean[i] = '\0';
 		json_object_object_add(o, "error", json_object_new_string(clean));
 	}
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-							 JSON_C_TO_STRING_NOSLASHESCAPE);
-	n = strlen(text);
-	out = malloc(n + 2);
-	if (out) {
-		memcpy(out, text, n);
-		out[n] = '\n';
-		*len = n + 1;
-	}
+	out = json_line(o, len);
 	json_object_put(o);
 	return out;
 }
@@ -69,10 +76,17 @@ static void answered(struct daemon *d, void *arg, int r, const char *err)
 	if (!w->orphan) {
 		if (r)
 			d->ctl_rejected++;
-		out = answer_text(r, r ? err : "", &len);
+		if (!r && w->ok_text) {
+			out = w->ok_text;
+			len = strlen(out);
+			w->ok_text = NULL;
+		} else {
+			out = answer_text(r, r ? err : "", &len);
+		}
 		if (out)
 			stream_answer_id(d, w->stream_id, out, len);
 	}
+	free(w->ok_text);
 	free(w);
 }
 
@@ -103,5 +117,26 @@ int ctl_commit(struct daemon *d, struct registry *next, char *err, size_t errlen
 		w->orphan = true; /* no client to answer (ctl_handle()) */
 		return 0;
 	}
+	return 1;
+}
+
+int ctl_answer_after_commits(struct daemon *d, json_object *ok)
+{
+	struct commit_wait *w;
+	size_t len;
+
+	if (!daemon_commit_busy())
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return 0; /* answer now: the commits are accepted, only not written yet */
+	w->stream_id = stream_defer_id(d, CTL_COMMIT_TIMEOUT_MS);
+	if (!w->stream_id) {
+		free(w);
+		return 0;
+	}
+	w->ok_text = json_line(ok, &len);
+	json_object_put(ok);
+	daemon_commit_barrier(d, answered, w);
 	return 1;
 }

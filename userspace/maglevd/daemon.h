@@ -64,6 +64,8 @@ typedef void (*commit_done_fn)(struct daemon *d, void *arg, int r, const char *e
 int daemon_commit_then(struct daemon *d, struct registry *next, commit_done_fn done, void *arg,
 		       char *err, size_t errlen);
 int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t errlen);
+/* done(d, arg, r, err) once every commit made so far is written (or failed). */
+void daemon_commit_barrier(struct daemon *d, commit_done_fn done, void *arg);
 /* Whether a commit is still being written. */
 bool daemon_commit_busy(void);
 /* Hook the commits to the event loop (table swap completions). */
@@ -100,6 +102,12 @@ json_object *ctl_handle_peer(struct daemon *d, const struct ctl_peer *peer, cons
  * served meanwhile); -errno refused, err says why, nothing changed.
  */
 int ctl_commit(struct daemon *d, struct registry *next, char *err, size_t errlen);
+/*
+ * The same for an answer that must wait for the commits already made (a
+ * reload's table rebuild): 0 the caller answers ok now; 1 deferred, ok
+ * taken and sent once they are written (or an error if they failed).
+ */
+int ctl_answer_after_commits(struct daemon *d, json_object *ok);
 
 /* Control socket (ctl_server.c). */
 int ctl_server_start(struct daemon *d, char *err, size_t errlen);

@@ -1299,7 +1299,9 @@ static json_object *do_reload(struct daemon *d, json_object *req, struct req_err
 	}
 	o = ok_reply();
 	json_object_object_add(o, "config", json_object_new_string(d->config_path));
-	return o;
+	/* A new seed's tables: answered once they are in the datapath. */
+	e->deferred = ctl_answer_after_commits(d, o) > 0;
+	return e->deferred ? NULL : o;
 }
 
 /* {"cmd":"announce"} shows, {"cmd":"announce","state":"on"|"off"} sets too. */
