@@ -196,7 +196,12 @@ int registry_check_placements(const struct registry *r, char *err, size_t errlen
 /* Mark every VIP for a rebuild (the seed changed). */
 void registry_mark_all(struct registry *r);
 
+/* Drop a reference to a rendezvous VIP's last build. */
+void registry_rdv_put(struct rdv_memo *m);
+
 /*
+ * The datapath writer (registry_writer.c).
+ *
  * Write the difference between old (NULL: nothing known) and next to the
  * datapath. Returns 0, or a negative errno with err set if the datapath
  * refused a write (the datapath then holds part of next). This one waits
