@@ -17,5 +17,7 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $* > $@.tmp
 	@mv $@.tmp $@
 
-# userspace/lib/lib.mk builds every lib object; datapath.c needs the skeleton.
-$(BUILD)/lib/datapath.o: | $(BUILD)/maglev_xdp.skel.h
+# userspace/lib/lib.mk builds every lib object; the datapath's (dp_priv.h)
+# need the skeleton.
+DP_SKEL_OBJS := dp_load dp_attach dp_vips dp_tables dp_stats dp_conns
+$(DP_SKEL_OBJS:%=$(BUILD)/lib/%.o): | $(BUILD)/maglev_xdp.skel.h

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Connection table layout, shared by the XDP program (bpf/) and the datapath
- * library (userspace/lib/datapath.c, and conn_census.c, which counts it);
+ * library (userspace/lib/dp_conns.c, and conn_census.c, which counts it);
  * nobody else reads the table directly (maglev_dp_conn_lookup / _delete /
  * _flush / maglev_conn_census are the API).
  *

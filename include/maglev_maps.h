@@ -200,7 +200,7 @@ enum maglev_counter { MAGLEV_COUNTERS(MAGLEV_COUNTER_ENUM_) MAGLEV_CTR_MAX };
 	}
 
 /*
- * VIP address filter, maintained by userspace/lib/datapath.c next to the VIP
+ * VIP address filter, maintained by userspace/lib/dp_vips.c next to the VIP
  * map: an array of MAGLEV_VIP_FILTER_SIZE slots indexed by
  * maglev_vip_filter_slot(); each slot counts the VIP keys whose address maps
  * there. An array lookup is inlined by the verifier, so a packet whose slot

@@ -51,6 +51,22 @@ int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t err
 	ctl_fuzz_die("daemon_commit called by the config parser");
 }
 
+int daemon_commit_then(struct daemon *d, struct registry *next, commit_done_fn done, void *arg,
+		       char *err, size_t errlen)
+{
+	ctl_fuzz_die("daemon_commit_then called by the config parser");
+}
+
+bool daemon_commit_busy(void)
+{
+	return false;
+}
+
+void daemon_commit_barrier(struct daemon *d, commit_done_fn done, void *arg)
+{
+	ctl_fuzz_die("daemon_commit_barrier called by the config parser");
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	log_init();

@@ -2,7 +2,7 @@
 /*
  * The pinned map layout across upgrades (dp_layout.c): which pinned maps a
  * new object can adopt, which it must renew, and the switch to the renewed
- * ones once the new program has taken over. Used by datapath.c.
+ * ones once the new program has taken over. Used by dp_load.c.
  */
 #ifndef MAGLEV_DP_LAYOUT_H
 #define MAGLEV_DP_LAYOUT_H

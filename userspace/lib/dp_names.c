@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Names of the datapath's reason and connection-table counters (defined once
- * in include/maglev_maps.h). Apart from datapath.c so that code without the
+ * in include/maglev_maps.h). Apart from dp_load.c so that code without the
  * BPF objects (maglevd's request fuzzer) names them the same way.
  */
 #include <stdint.h>

@@ -7,8 +7,8 @@
 # A file that includes a generated header (e.g. a bpftool skeleton) adds an
 # order-only prerequisite in its own fragment, and may set extra flags the
 # same way:
-#   $(BUILD)/lib/datapath.o: | $(BUILD)/maglev_lb.skel.h
-#   $(BUILD)/lib/datapath.o: CFLAGS += -DFOO
+#   $(BUILD)/lib/dp_load.o: | $(BUILD)/maglev_lb.skel.h
+#   $(BUILD)/lib/dp_load.o: CFLAGS += -DFOO
 # Header dependencies are tracked with -MMD, so a changed header rebuilds.
 LIB_SRCS := $(wildcard userspace/lib/*.c)
 LIB_OBJS := $(patsubst userspace/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))

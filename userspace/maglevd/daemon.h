@@ -52,10 +52,26 @@ uint64_t mono_ms(void);
 uint64_t mono_us(void);
 
 /*
- * Make next the live registry: write its difference to the datapath, then
- * persist it. On failure err says what; the daemon keeps running.
+ * Make next (taken over) the live registry: write its difference to the
+ * datapath, then persist it (commit_queue.c). Nothing waits: 0 means
+ * accepted, and d->reg is next from now on; the datapath follows once the
+ * table swaps have returned, when done(d, arg, 0 or -errno, err) is called
+ * (on the event loop, maybe before this returns). A failure then puts back
+ * what the datapath held before and is logged. -errno with err set: refused
+ * at once, nothing changed, done not called.
  */
+typedef void (*commit_done_fn)(struct daemon *d, void *arg, int r, const char *err);
+int daemon_commit_then(struct daemon *d, struct registry *next, commit_done_fn done, void *arg,
+		       char *err, size_t errlen);
 int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t errlen);
+/* done(d, arg, r, err) once every commit made so far is written (or failed). */
+void daemon_commit_barrier(struct daemon *d, commit_done_fn done, void *arg);
+/* Whether a commit is still being written. */
+bool daemon_commit_busy(void);
+/* Hook the commits to the event loop (table swap completions). */
+int commit_queue_start(struct daemon *d);
+/* At exit: write every queued commit, waiting. */
+void commit_queue_drain(struct daemon *d);
 
 /*
  * Re-read the config file and apply it (SIGHUP, "maglevctl reload"). 0, or
@@ -79,6 +95,19 @@ json_object *ctl_handle(struct daemon *d, const char *line, size_t len);
 struct ctl_peer;
 json_object *ctl_handle_peer(struct daemon *d, const struct ctl_peer *peer, const char *line,
 			     size_t len);
+
+/*
+ * Commit a control client's change (ctl_commit.c): 0 done, answer now; 1
+ * the answer is deferred until the datapath holds it (other clients are
+ * served meanwhile); -errno refused, err says why, nothing changed.
+ */
+int ctl_commit(struct daemon *d, struct registry *next, char *err, size_t errlen);
+/*
+ * The same for an answer that must wait for the commits already made (a
+ * reload's table rebuild): 0 the caller answers ok now; 1 deferred, ok
+ * taken and sent once they are written (or an error if they failed).
+ */
+int ctl_answer_after_commits(struct daemon *d, json_object *ok);
 
 /* Control socket (ctl_server.c). */
 int ctl_server_start(struct daemon *d, char *err, size_t errlen);

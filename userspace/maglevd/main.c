@@ -91,34 +91,6 @@ void ev_del(struct daemon *d, struct ev_source *src)
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, src->fd, NULL);
 }
 
-int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t errlen)
-{
-	uint64_t t0 = mono_us();
-	char e2[300];
-	int r;
-
-	r = registry_commit(d->reg, next, &d->ctx, err, errlen);
-	if (r) {
-		log_err("datapath: %s", err);
-		/* Put the datapath back to the live registry: a change that could
-		 * not be applied whole is not applied at all.
-		 */
-		registry_mark_all(d->reg);
-		if (registry_commit(next, d->reg, &d->ctx, e2, sizeof(e2)))
-			log_err("datapath: rolling back: %s", e2);
-		registry_free(next);
-		d->commit_failures++;
-		return r;
-	}
-	log_debug("commit: datapath %llu us", (unsigned long long)(mono_us() - t0));
-	registry_free(d->reg);
-	d->reg = next;
-	d->commits++;
-	state_writer_submit(registry_get(next));
-	log_debug("commit done in %llu us", (unsigned long long)(mono_us() - t0));
-	return 0;
-}
-
 /* After a restart: drop what the datapath holds that the state does not
  * (a crash between a datapath write and the state file's rename).
  */
@@ -585,6 +557,10 @@ int main(int argc, char **argv)
 		log_err("event loop setup: %s", strerror(errno));
 		goto fail_reg;
 	}
+	if (commit_queue_start(&d)) {
+		log_err("event loop setup: table swaps: %s", strerror(errno));
+		goto fail_reg;
+	}
 	if (nexthop_watch_start(&d, err, sizeof(err)))
 		log_warn("%s: a new MAC of the gateway will not be followed", err);
 	if (ctl_server_start(&d, err, sizeof(err))) {
@@ -635,6 +611,7 @@ int main(int argc, char **argv)
 		stream_reap();
 	}
 	sd_notify(0, "STOPPING=1");
+	commit_queue_drain(&d);
 	fleet_stop(&d);
 	stream_close_all(&d);
 	metrics_stop(&d);

@@ -196,12 +196,38 @@ int registry_check_placements(const struct registry *r, char *err, size_t errlen
 /* Mark every VIP for a rebuild (the seed changed). */
 void registry_mark_all(struct registry *r);
 
+/* Drop a reference to a rendezvous VIP's last build. */
+void registry_rdv_put(struct rdv_memo *m);
+
 /*
+ * The datapath writer (registry_writer.c).
+ *
  * Write the difference between old (NULL: nothing known) and next to the
  * datapath. Returns 0, or a negative errno with err set if the datapath
- * refused a write (the datapath then holds part of next).
+ * refused a write (the datapath then holds part of next). This one waits
+ * for the table swaps (start and rollback); the event loop uses its two
+ * halves below.
  */
 int registry_commit(const struct registry *old, struct registry *next,
 		    const struct registry_ctx *ctx, char *err, size_t errlen);
+
+/* What the build half of a commit left for the finish half, per VIP id. */
+#define REGISTRY_PEND_REMOVED 1 /* the old VIP of this id: zero its backends */
+#define REGISTRY_PEND_CHANGED 2 /* the new one: backends that left its table */
+#define REGISTRY_PEND_INFO    4 /* the new one: its VIP entry */
+struct registry_pending {
+	uint8_t what[MAGLEV_MAX_VIPS];
+};
+/*
+ * Build: new backends, VIP deletions, and every changed table built and
+ * queued for a swap (table_swap.h). Finish, once every swap has returned:
+ * VIP entries, and the backends that left a table. Neither waits.
+ */
+int registry_commit_build(const struct registry *old, struct registry *next,
+			  const struct registry_ctx *ctx, struct registry_pending *p, char *err,
+			  size_t errlen);
+int registry_commit_finish(const struct registry *old, struct registry *next,
+			   const struct registry_ctx *ctx, const struct registry_pending *p,
+			   char *err, size_t errlen);
 
 #endif /* MAGLEVD_REGISTRY_H */

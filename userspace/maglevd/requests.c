@@ -1299,7 +1299,9 @@ static json_object *do_reload(struct daemon *d, json_object *req, struct req_err
 	}
 	o = ok_reply();
 	json_object_object_add(o, "config", json_object_new_string(d->config_path));
-	return o;
+	/* A new seed's tables: answered once they are in the datapath. */
+	e->deferred = ctl_answer_after_commits(d, o) > 0;
+	return e->deferred ? NULL : o;
 }
 
 /* {"cmd":"announce"} shows, {"cmd":"announce","state":"on"|"off"} sets too. */
@@ -1428,6 +1430,7 @@ static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_o
 	const char *cmd = req_cmd(req);
 	int64_t expect = -1;
 	size_t i;
+	int r;
 
 	if (!cmd) {
 		fail(e, "request must be a JSON object with a 'cmd' string");
@@ -1490,8 +1493,7 @@ static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_o
 	}
 	if (fleet_enabled(d)) {
 		/* Applied here when the watch brings the revision back. */
-		int r = fleet_write(d, next, expect, e->msg, sizeof(e->msg));
-
+		r = fleet_write(d, next, expect, e->msg, sizeof(e->msg));
 		registry_free(next);
 		if (r < 0)
 			return NULL;
@@ -1502,10 +1504,13 @@ static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_o
 			return NULL;
 		return ok_reply();
 	}
-	if (daemon_commit(d, next, e->msg, sizeof(e->msg)))
+	/* Answered when the datapath holds the change (ctl_commit.c). */
+	r = ctl_commit(d, next, e->msg, sizeof(e->msg));
+	if (r < 0)
 		return NULL;
 	audit_accepted(peer, cmd, req);
-	return ok_reply();
+	e->deferred = r > 0;
+	return r > 0 ? NULL : ok_reply();
 }
 
 json_object *ctl_handle(struct daemon *d, const char *line, size_t len)

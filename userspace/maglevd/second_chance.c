@@ -59,12 +59,12 @@ const uint32_t *second_chance_prev(struct vip *v, const struct registry_ctx *ctx
 
 void second_chance_tick(struct daemon *d)
 {
-	char err[256];
 	double now = now_ms();
 	uint32_t i;
 	int r;
 
-	if (!d->reg)
+	/* A table read now could be one a queued swap is about to replace. */
+	if (!d->reg || daemon_commit_busy() || table_swap_pending())
 		return;
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		struct vip *v = d->reg->vips[i];
@@ -79,9 +79,8 @@ void second_chance_tick(struct daemon *d)
 				 strerror(-r));
 			continue;
 		}
-		if (table_swap_live(d->dp, v->id, live_owner, NULL, err, sizeof(err)))
-			log_warn("second chance: VIP %u: %s", v->id, err);
-		else
-			log_debug("second chance: VIP %u: previous owners dropped", v->id);
+		/* Off the loop; an error is logged when the swap returns. */
+		table_swap_submit(d->dp, v->id, live_owner, NULL, false);
+		log_debug("second chance: VIP %u: previous owners dropped", v->id);
 	}
 }
