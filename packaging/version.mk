@@ -12,8 +12,8 @@ $(VERSION_H): version-force
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 
 # First build: the .d files name version.h only once the objects exist.
-$(BUILD)/maglevd-obj/main.o $(BUILD)/maglevd-obj/requests.o $(BUILD)/maglevd-obj/fleet.o \
-	$(BUILD)/maglevctl-obj/main.o $(BUILD)/fuzz/ctl-obj/maglevd/requests.o \
+$(BUILD)/maglevd-obj/main.o $(BUILD)/maglevd-obj/req_queries.o $(BUILD)/maglevd-obj/fleet.o \
+	$(BUILD)/maglevctl-obj/main.o $(BUILD)/fuzz/ctl-obj/maglevd/req_queries.o \
 	$(BUILD)/fuzz/ctl-obj/maglevd/fleet.o: | $(VERSION_H)
 
 # make dist: build/maglev-lb-VERSION.tar.gz, the committed tree (HEAD) plus

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The arguments of a control request: typed getters that name the field and
+ * what was wrong with it, and the checks every request shares.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "req.h"
+
+int req_fail(struct req_err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Reject members other than the allowed ones ("cmd" always allowed). */
+int req_check_keys(json_object *req, const char *const *allowed, struct req_err *e)
+{
+	json_object_object_foreach(req, key, val)
+	{
+		const char *const *a;
+
+		(void)val;
+		if (!strcmp(key, "cmd"))
+			continue;
+		for (a = allowed; *a; a++)
+			if (!strcmp(*a, key))
+				break;
+		if (!*a)
+			return req_fail(e, "unknown field '%.40s'", key);
+	}
+	return 0;
+}
+
+int req_get_str(json_object *req, const char *key, bool required, const char **out,
+		struct req_err *e)
+{
+	json_object *m;
+
+	*out = NULL;
+	/* An explicit null is a wrong type, not an absent field. */
+	if (!json_object_object_get_ex(req, key, &m)) {
+		if (required)
+			return req_fail(e, "missing '%s'", key);
+		return 0;
+	}
+	if (!m || !json_object_is_type(m, json_type_string))
+		return req_fail(e, "'%s' must be a string", key);
+	*out = json_object_get_string(m);
+	if (strlen(*out) != (size_t)json_object_get_string_len(m))
+		return req_fail(e, "'%s' holds a NUL byte", key);
+	return 0;
+}
+
+/* An optional integer in [min, max]; *present says whether it was given. */
+int req_get_int(json_object *req, const char *key, int64_t min, int64_t max, int64_t *out,
+		bool *present, struct req_err *e)
+{
+	json_object *m;
+	int64_t v;
+
+	*present = false;
+	if (!json_object_object_get_ex(req, key, &m))
+		return 0;
+	if (!m || !json_object_is_type(m, json_type_int))
+		return req_fail(e, "'%s' must be an integer", key);
+	errno = 0;
+	v = json_object_get_int64(m);
+	if (v == INT64_MAX || v < min || v > max)
+		return req_fail(e, "%s %s out of range %lld..%lld", key,
+				json_object_to_json_string(m), (long long)min, (long long)max);
+	*out = v;
+	*present = true;
+	return 0;
+}
+
+int req_get_bool(json_object *req, const char *key, bool *out, bool *present, struct req_err *e)
+{
+	json_object *m;
+
+	*present = false;
+	if (!json_object_object_get_ex(req, key, &m))
+		return 0;
+	if (!m || !json_object_is_type(m, json_type_boolean))
+		return req_fail(e, "'%s' must be true or false", key);
+	*out = json_object_get_boolean(m);
+	*present = true;
+	return 0;
+}
+
+/* What makes an address unusable as a VIP or a backend, or NULL. */
+const char *req_addr_unusable(uint8_t family, const uint32_t *addr)
+{
+	const struct in6_addr *a6 = (const struct in6_addr *)addr;
+	uint32_t h = ntohl(addr[0]);
+
+	if (family == MAGLEV_AF_INET) {
+		if (!h)
+			return "the unspecified address";
+		if (h == 0xffffffffu)
+			return "the broadcast address";
+		if ((h >> 28) == 0xe)
+			return "a multicast address";
+		if ((h >> 24) == 127)
+			return "a loopback address";
+		return NULL;
+	}
+	if (IN6_IS_ADDR_UNSPECIFIED(a6))
+		return "the unspecified address";
+	if (IN6_IS_ADDR_MULTICAST(a6))
+		return "a multicast address";
+	if (IN6_IS_ADDR_LOOPBACK(a6) || IN6_IS_ADDR_V4MAPPED(a6))
+		return "a loopback or IPv4-mapped address";
+	return NULL;
+}
+
+int req_get_vip(struct daemon *d, struct registry *r, json_object *req, struct vip **v,
+		struct req_err *e)
+{
+	struct maglev_vip_key key;
+	const char *s;
+	bool any;
+
+	if (req_get_str(req, "vip", true, &s, e))
+		return -EINVAL;
+	if (ctl_parse_vip(s, &key, &any, e->msg, sizeof(e->msg)))
+		return -EINVAL;
+	*v = registry_find_vip(r, &key);
+	if (!*v)
+		return req_fail(e, "no VIP %s", s);
+	return 0;
+}
+
+int req_get_backend(json_object *req, struct ctl_addr *a, struct req_err *e)
+{
+	const char *s;
+
+	if (req_get_str(req, "backend", true, &s, e))
+		return -EINVAL;
+	return ctl_parse_addr(s, a, e->msg, sizeof(e->msg));
+}
+
+const char *req_cmd(json_object *req)
+{
+	json_object *c;
+
+	if (!json_object_is_type(req, json_type_object) ||
+	    !json_object_object_get_ex(req, "cmd", &c) || !json_object_is_type(c, json_type_string))
+		return NULL;
+	/* "flush\u0000junk" is not "flush". */
+	if (strlen(json_object_get_string(c)) != (size_t)json_object_get_string_len(c))
+		return NULL;
+	return json_object_get_string(c);
+}
