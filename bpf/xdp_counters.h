@@ -8,10 +8,18 @@
 #define MAGLEV_XDP_COUNTERS_H
 
 #include "xdp_maps.h"
+#include "xdp_slowpath_budget.h"
 
 static __always_inline int maglev_verdict(__u32 reason, int action)
 {
-	__u64 *c = bpf_map_lookup_elem(&maglev_reasons, &reason);
+	__u64 *c;
+
+	/* The slow path's budget (xdp_slowpath_budget.h). */
+	if (action == XDP_PASS && maglev_reason_is_slowpath(reason) && !maglev_slowpath_admit()) {
+		reason = MAGLEV_REASON_DROP_SLOW_PATH;
+		action = XDP_DROP;
+	}
+	c = bpf_map_lookup_elem(&maglev_reasons, &reason);
 
 	if (c)
 		*c += 1;

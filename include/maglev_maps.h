@@ -96,6 +96,16 @@ struct maglev_conn {
  */
 #define MAGLEV_NEW_FLOW_LIMIT_DEFAULT 125000
 
+/* maglevd's default slow_path_limit (packets per second per CPU sent up to
+ * the slow path: fragments, options, extension headers, too big without DF;
+ * bpf/xdp_slowpath_budget.h). Legitimate traffic of that kind is rare (well
+ * under 1 % of a CPU's 1-3 Mpps); each costs the stack a few microseconds
+ * (reassembly, the module's hook, its encapsulation), so 20,000 per CPU
+ * caps a flood at roughly a tenth of each CPU while leaving a tenfold
+ * margin over 1 % of a busy CPU's packets (docs/operations.md).
+ */
+#define MAGLEV_SLOW_PATH_LIMIT_DEFAULT 20000
+
 /* Global configuration, one element of an array map written by maglevd. */
 struct maglev_config {
 	__u64 seed_k0;
@@ -106,9 +116,11 @@ struct maglev_config {
 	__u32 src4_plen;
 	__u32 src6_prefix[4]; /* outer IPv6 source prefix */
 	__u32 src6_plen;
-	__u32 mtu;	      /* largest outer IP packet (L3 bytes) the path carries */
-	__u32 new_flow_limit; /* new-flow inserts per second per CPU; 0: unlimited */
-	__u64 udp_idle_ns;    /* a UDP flow idle this long is re-picked */
+	__u32 mtu;	       /* largest outer IP packet (L3 bytes) the path carries */
+	__u32 new_flow_limit;  /* new-flow inserts per second per CPU; 0: unlimited */
+	__u64 udp_idle_ns;     /* a UDP flow idle this long is re-picked */
+	__u32 slow_path_limit; /* slow-path packets per second per CPU; 0: unlimited */
+	__u32 pad;
 };
 
 /*
@@ -167,8 +179,9 @@ struct maglev_backend_stats {
 	X(DROP_TTL, "drop_ttl")		      /* TTL / hop limit would reach 0 */                 \
 	X(DROP_NO_TABLE, "drop_no_table")     /* VIP without a lookup table */                    \
 	X(DROP_NO_BACKEND, "drop_no_backend") /* empty slot or backend neither up nor draining */ \
-	X(DROP_ICMP_BAD, "drop_icmp_bad") /* ICMP error with a truncated or bad inner header */   \
-	X(DROP_ADJUST, "drop_adjust")	  /* bpf_xdp_adjust_head/tail refused */
+	X(DROP_ICMP_BAD, "drop_icmp_bad")   /* ICMP error with a truncated or bad inner header */ \
+	X(DROP_ADJUST, "drop_adjust")	    /* bpf_xdp_adjust_head/tail refused */                \
+	X(DROP_SLOW_PATH, "drop_slow_path") /* slow-path packet over slow_path_limit */
 
 #define MAGLEV_REASON_ENUM_(name, str) MAGLEV_REASON_##name,
 enum maglev_reason { MAGLEV_REASONS(MAGLEV_REASON_ENUM_) MAGLEV_REASON_MAX };
