@@ -25,6 +25,12 @@
 
 struct maglev_slowpath_bucket {
 	__u64 tat_ns;
+	/* Derived from limit, kept so that the divisions run only when the
+	 * configured limit changes.
+	 */
+	__u64 interval_ns, burst_ns;
+	__u32 limit;
+	__u32 pad;
 };
 
 struct {
@@ -60,9 +66,15 @@ static __attribute__((noinline)) int maglev_slowpath_admit(void)
 	if (!b)
 		return 1;
 	limit = cfg->slow_path_limit;
-	interval = 1000000000ULL / limit;
-	n = limit / MAGLEV_SLOW_PATH_BURST_DIV;
-	burst = interval * (n ? n : 1);
+	if (b->limit != limit) {
+		interval = 1000000000ULL / limit;
+		n = limit / MAGLEV_SLOW_PATH_BURST_DIV;
+		b->interval_ns = interval;
+		b->burst_ns = interval * (n ? n : 1);
+		b->limit = limit;
+	}
+	interval = b->interval_ns;
+	burst = b->burst_ns;
 	now = bpf_ktime_get_ns();
 	tat = b->tat_ns > now ? b->tat_ns : now;
 	if (tat - now + interval > burst)
