@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Flow-table slot of the benchmark's minimal forwarder (maglev_bench_floor
- * in maglev_bench.bpf.c), shared with userspace/bench/xdp_bench.c, which
+ * in bpf/maglev_bench.bpf.c), shared with userspace/bench/xdp_bench.c, which
  * fills it.
  */
 #ifndef MAGLEV_BENCH_H
