@@ -17,7 +17,7 @@ static __always_inline int maglev_verdict_r(int r)
 {
 	__u32 reason = r - 1;
 
-	return maglev_verdict(reason, reason >= MAGLEV_REASON_DROP_L2_TRUNC ? XDP_DROP : XDP_PASS);
+	return maglev_verdict(reason, (int)maglev_reason_action(reason));
 }
 
 static __always_inline int maglev_is_syn(const struct maglev_pkt *pkt)

@@ -47,9 +47,7 @@ FIXTURE_TEARDOWN(parse)
 static void expect_reason(struct __test_metadata *_metadata, FIXTURE_DATA(parse) * self, int reason)
 {
 	uint64_t before[MAGLEV_REASON_MAX], after[MAGLEV_REASON_MAX];
-	uint32_t want = reason >= MAGLEV_REASON_DROP_L2_TRUNC ? XDP_DROP
-			: reason >= MAGLEV_REASON_PASS_NOT_IP ? XDP_PASS
-							      : XDP_TX;
+	uint32_t want = maglev_reason_action((uint32_t)reason);
 	struct run_result r;
 	int i;
 
@@ -504,6 +502,30 @@ TEST_F(parse, slow_path_under_budget_passed)
 	run_n(_metadata, self, 500, d);
 	ASSERT_EQ(500, d[MAGLEV_REASON_PASS_IP_FRAG]);
 	ASSERT_EQ(0, d[MAGLEV_REASON_DROP_SLOW_PATH]);
+}
+
+/* The action derived from a reason's place in the enum matches its name's
+ * group for every reason (the static assertions in include/maglev_maps.h
+ * keep the groups in order; this ties them to the names operators see).
+ */
+TEST(reason_names_match_actions)
+{
+	static const struct {
+		const char *prefix;
+		uint32_t action;
+	} g[] = {{"tx_", XDP_TX}, {"pass_", XDP_PASS}, {"drop_", XDP_DROP}};
+	uint32_t r;
+	size_t k;
+
+	for (r = 0; r < MAGLEV_REASON_MAX; r++) {
+		const char *name = maglev_dp_reason_name(r);
+
+		for (k = 0; k < 3; k++)
+			if (!strncmp(name, g[k].prefix, strlen(g[k].prefix)))
+				break;
+		ASSERT_GT(3, k) TH_LOG("reason %u (%s) has no tx_/pass_/drop_ name", r, name);
+		ASSERT_EQ(g[k].action, maglev_reason_action(r)) TH_LOG("reason %s", name);
+	}
 }
 
 TEST_HARNESS_MAIN
