@@ -26,9 +26,12 @@ static __always_inline int maglev_verdict(__u32 reason, int action)
 	return action;
 }
 
-#define MAGLEV_PASS(r) maglev_verdict(MAGLEV_REASON_##r, XDP_PASS)
-#define MAGLEV_DROP(r) maglev_verdict(MAGLEV_REASON_##r, XDP_DROP)
-#define MAGLEV_TX(r)   maglev_verdict(MAGLEV_REASON_##r, XDP_TX)
+/* Given the full enum name (MAGLEV_REASON_PASS_NOT_VIP), so that grep finds
+ * every place a reason is counted.
+ */
+#define MAGLEV_PASS(r) maglev_verdict(r, XDP_PASS)
+#define MAGLEV_DROP(r) maglev_verdict(r, XDP_DROP)
+#define MAGLEV_TX(r)   maglev_verdict(r, XDP_TX)
 
 static __always_inline void maglev_count(__u32 ctr)
 {
