@@ -10,7 +10,11 @@
  *   ip link set dev eth0 xdp obj maglev_decap.bpf.o sec xdp
  *
  * The GUE port is element 0 of maglev_decap_cfg (network order); 0 means
- * MAGLEV_GUE_PORT_DEFAULT.
+ * MAGLEV_GUE_PORT_DEFAULT. Its flags turn on strict mode (include/
+ * maglev_decap.h): only outer sources in maglev_dcp_src and outer
+ * destinations in maglev_dcp_dst are decapsulated, the rest dropped and
+ * counted. Unconfigured the program is open (any sender); userspace/tools/
+ * maglev_decap.c (maglev-decap(8)) attaches it and configures strict mode.
  *
  * Second chance (include/maglev_second.h): a GUE packet carrying a previous
  * owner whose TCP segment no local socket claims is sent on to that owner
@@ -18,12 +22,8 @@
  */
 #include "xdp_consts.h"
 #include "xdp_parse.h"
+#include "maglev_decap.h"
 #include "maglev_second.h"
-
-struct maglev_decap_config {
-	__be16 gue_port;
-	__u16 pad;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -31,6 +31,24 @@ struct {
 	__type(key, __u32);
 	__type(value, struct maglev_decap_config);
 } maglev_decap_cfg SEC(".maps");
+
+/* Strict mode: the outer sources allowed, the outer destinations that are
+ * this host's (include/maglev_decap.h).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAGLEV_DECAP_MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct maglev_decap_prefix);
+	__type(value, __u8);
+} maglev_dcp_src SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAGLEV_DECAP_MAX_ADDRS);
+	__type(key, struct maglev_decap_addr);
+	__type(value, __u8);
+} maglev_dcp_dst SEC(".maps");
 
 /* Per CPU, indexed by enum maglev_decap_counter (include/maglev_second.h):
  * [0] packets decapsulated, [1] packets passed untouched, [2] packets
@@ -50,7 +68,44 @@ static __always_inline int maglev_decap_count(__u32 what)
 
 	if (c)
 		*c += 1;
-	return what == MAGLEV_DECAP_DROP_ECN ? XDP_DROP : XDP_PASS;
+	return what == MAGLEV_DECAP_DROP_ECN || what == MAGLEV_DECAP_DROP_SRC ||
+			       what == MAGLEV_DECAP_DROP_DST
+		       ? XDP_DROP
+		       : XDP_PASS;
+}
+
+/* Strict mode's verdict on the outer header at l3: 0 to decapsulate, else
+ * the drop counter. Checked before second chance, so a spoofed packet is
+ * never sent on either.
+ */
+static __always_inline __u32 maglev_decap_strict(const struct maglev_decap_config *cfg, void *l3,
+						 void *data_end, int v4)
+{
+	struct maglev_decap_prefix src = {.prefixlen = 128};
+	struct maglev_decap_addr dst;
+
+	if (!cfg || !(cfg->flags & (MAGLEV_DECAP_F_STRICT_SRC | MAGLEV_DECAP_F_STRICT_DST)))
+		return 0;
+	if (v4) {
+		struct iphdr *iph = l3;
+
+		if ((void *)(iph + 1) > data_end)
+			return MAGLEV_DECAP_DROP_SRC;
+		maglev_decap_v4mapped(src.addr, iph->saddr);
+		maglev_decap_v4mapped(dst.addr, iph->daddr);
+	} else {
+		struct ipv6hdr *ip6 = l3;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return MAGLEV_DECAP_DROP_SRC;
+		__builtin_memcpy(src.addr, &ip6->saddr, 16);
+		__builtin_memcpy(dst.addr, &ip6->daddr, 16);
+	}
+	if ((cfg->flags & MAGLEV_DECAP_F_STRICT_SRC) && !bpf_map_lookup_elem(&maglev_dcp_src, &src))
+		return MAGLEV_DECAP_DROP_SRC;
+	if ((cfg->flags & MAGLEV_DECAP_F_STRICT_DST) && !bpf_map_lookup_elem(&maglev_dcp_dst, &dst))
+		return MAGLEV_DECAP_DROP_DST;
+	return 0;
 }
 
 #include "maglev_decap_second.h"
@@ -125,17 +180,16 @@ static __always_inline int maglev_inner_ok(void *p, void *data_end, __u8 inner)
  * *gue is set to the GUE header.
  */
 static __always_inline __u32 maglev_gue_len(void *l4, void *data_end, __u8 *inner,
-					    struct maglev_gue_hdr **gue)
+					    struct maglev_gue_hdr **gue,
+					    const struct maglev_decap_config *cfg)
 {
 	struct udphdr *uh = l4;
 	struct maglev_gue_hdr *gh = l4 + sizeof(*uh);
-	struct maglev_decap_config *cfg;
-	__u32 zero = 0, hlen;
 	__be16 port = bpf_htons(MAGLEV_GUE_PORT_DEFAULT);
+	__u32 hlen;
 
 	if ((void *)(gh + 1) > data_end)
 		return 0;
-	cfg = bpf_map_lookup_elem(&maglev_decap_cfg, &zero);
 	if (cfg && cfg->gue_port)
 		port = cfg->gue_port;
 	if (uh->dest != port)
@@ -156,13 +210,15 @@ int maglev_decap(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	__u8 l2buf[22], inner = 0, outer_ecn;
 	struct maglev_gue_hdr *gue = NULL;
-	__u32 l2 = 0, strip = 0, vb, i;
+	struct maglev_decap_config *cfg;
+	__u32 l2 = 0, strip = 0, vb, i, zero = 0;
 	int r;
 	__be16 proto = 0;
 	void *l3;
 
 	if (maglev_parse_l2(data, data_end, &l2, &proto) || l2 < 14 || l2 > 22)
 		return maglev_decap_count(MAGLEV_DECAP_PASS);
+	cfg = bpf_map_lookup_elem(&maglev_decap_cfg, &zero);
 	vb = maglev_vlan_bytes(l2);
 	l3 = data + ETH_HLEN + vb;
 	if (proto == bpf_htons(ETH_P_IP)) {
@@ -175,7 +231,7 @@ int maglev_decap(struct xdp_md *ctx)
 		if (iph->protocol == IPPROTO_IPIP || iph->protocol == IPPROTO_IPV6)
 			inner = iph->protocol;
 		else if (iph->protocol == IPPROTO_UDP)
-			strip += maglev_gue_len(iph + 1, data_end, &inner, &gue);
+			strip += maglev_gue_len(iph + 1, data_end, &inner, &gue, cfg);
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = l3;
 
@@ -185,13 +241,16 @@ int maglev_decap(struct xdp_md *ctx)
 		if (ip6->nexthdr == IPPROTO_IPIP || ip6->nexthdr == IPPROTO_IPV6)
 			inner = ip6->nexthdr;
 		else if (ip6->nexthdr == IPPROTO_UDP)
-			strip += maglev_gue_len(ip6 + 1, data_end, &inner, &gue);
+			strip += maglev_gue_len(ip6 + 1, data_end, &inner, &gue, cfg);
 	}
 	if (!inner || strip > 40 + 8 + 4 + 31 * 4 || !maglev_inner_ok(l3 + strip, data_end, inner))
 		return maglev_decap_count(MAGLEV_DECAP_PASS);
 	/* Not an IP header either way if shorter than 12 bytes. */
 	if ((void *)((__u8 *)l3 + strip + 12) > data_end)
 		return maglev_decap_count(MAGLEV_DECAP_PASS);
+	r = maglev_decap_strict(cfg, l3, data_end, proto == bpf_htons(ETH_P_IP));
+	if (r)
+		return maglev_decap_count(r);
 	if (gue && (gue->flags & bpf_htons(MAGLEV_GUE_F_PREV))) {
 		r = maglev_second_chance(ctx, l3, strip, gue, inner, proto == bpf_htons(ETH_P_IP));
 		/* Delivered here otherwise (the lookups leave the packet as it is). */

@@ -38,7 +38,8 @@
 
 #include "maglev_hash.h"
 #include "maglev_maps.h"
-#include "hc_encap.h"
+#include "maglev_hc.h"
+#include "xdp_cfg_maps.h"
 
 #define HC_OUTER_TTL 64
 #define HC_IP_DF     0x4000
@@ -46,25 +47,10 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* The balancer's config (MACs, source prefixes): maglevd reuses the pinned
- * map of the XDP program, so both always use the same values.
+/* maglev_cfg and maglev_ifl2: the balancer's config and per-interface MACs;
+ * maglevd reuses the XDP program's pinned maps, so both always use the same
+ * values (one declaration: xdp_cfg_maps.h).
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct maglev_config);
-} maglev_cfg SEC(".maps");
-
-/* ifindex -> that interface's MACs: maglevd reuses the XDP program's pinned
- * map, as for maglev_cfg.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAGLEV_MAX_IFACES);
-	__type(key, __u32);
-	__type(value, struct maglev_if_l2);
-} maglev_ifl2 SEC(".maps");
 
 /* Backend index (the mark's low 16 bits) -> where its checks go. */
 struct {

@@ -17,7 +17,7 @@ static __always_inline int maglev_verdict_r(int r)
 {
 	__u32 reason = r - 1;
 
-	return maglev_verdict(reason, reason >= MAGLEV_REASON_DROP_L2_TRUNC ? XDP_DROP : XDP_PASS);
+	return maglev_verdict(reason, (int)maglev_reason_action(reason));
 }
 
 static __always_inline int maglev_is_syn(const struct maglev_pkt *pkt)
@@ -145,9 +145,9 @@ static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_p
 	__u32 over, mtu;
 
 	if (!be)
-		return MAGLEV_DROP(DROP_NO_BACKEND);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_NO_BACKEND);
 	if (pkt->ttl <= 1)
-		return MAGLEV_DROP(DROP_TTL);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_TTL);
 	over = (be->family == MAGLEV_AF_INET6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
 	       (d->encap == MAGLEV_ENCAP_GUE ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0) +
 	       (d->prev ? sizeof(struct maglev_gue_prev) : 0);
@@ -157,7 +157,7 @@ static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_p
 		 * options those are not the ports, so the kernel answers.
 		 */
 		if (icmp || !pkt->df || maglev_has_l3_opts(ctx, pkt))
-			return MAGLEV_PASS(PASS_NEED_FRAG);
+			return MAGLEV_PASS(MAGLEV_REASON_PASS_NEED_FRAG);
 		mtu = cfg->mtu - over;
 		if (pkt->key.family == MAGLEV_AF_INET)
 			return maglev_too_big4(ctx, pkt->l2_len, mtu);
@@ -356,7 +356,7 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 			d.gue_port = c.gue_port;
 		} else {
 			if (!maglev_vip_find(vk, va, pkt->key.dport, pkt->key.proto, &vi))
-				return MAGLEV_PASS(PASS_NOT_VIP);
+				return MAGLEV_PASS(MAGLEV_REASON_PASS_NOT_VIP);
 			d.vip_id = vi.vip_id;
 			d.encap = vi.encap;
 			d.gue_port = vi.gue_port;
@@ -458,24 +458,24 @@ static __always_inline int maglev_icmp4(struct xdp_md *ctx, void *data, __u32 l2
 	__u16 *ports;
 
 	if ((void *)(ic + 1) > data_end)
-		return MAGLEV_DROP(DROP_L4_TRUNC);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_L4_TRUNC);
 	if (ic->type == ICMP_ECHO) {
 		if (!maglev_vip_addr_exact(vk))
-			return MAGLEV_PASS(PASS_NOT_VIP);
+			return MAGLEV_PASS(MAGLEV_REASON_PASS_NOT_VIP);
 		return maglev_echo4(data, iph, ic);
 	}
 	if (ic->type != ICMP_DEST_UNREACH)
-		return MAGLEV_PASS(PASS_ICMP);
+		return MAGLEV_PASS(MAGLEV_REASON_PASS_ICMP);
 	in = (void *)(ic + 1);
 	if ((void *)(in + 1) > data_end)
-		return MAGLEV_DROP(DROP_ICMP_BAD);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ICMP_BAD);
 	if (in->version != 4 || in->ihl < 5)
-		return MAGLEV_DROP(DROP_ICMP_BAD);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ICMP_BAD);
 	if (in->ihl != 5 || (in->protocol != IPPROTO_TCP && in->protocol != IPPROTO_UDP))
-		return MAGLEV_PASS(PASS_ICMP);
+		return MAGLEV_PASS(MAGLEV_REASON_PASS_ICMP);
 	ports = (void *)(in + 1);
 	if ((void *)(ports + 2) > data_end)
-		return MAGLEV_DROP(DROP_ICMP_BAD);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ICMP_BAD);
 	/* The quoted packet went VIP -> client: reverse it into the flow key. */
 	__builtin_memset(&pkt, 0, sizeof(pkt));
 	pkt.key.family = MAGLEV_AF_INET;
@@ -488,7 +488,7 @@ static __always_inline int maglev_icmp4(struct xdp_md *ctx, void *data, __u32 l2
 	vk->proto = in->protocol;
 	vip = maglev_vip_find_any(vk, ports[0]);
 	if (!vip)
-		return MAGLEV_PASS(PASS_ICMP);
+		return MAGLEV_PASS(MAGLEV_REASON_PASS_ICMP);
 	pkt.l2_len = l2;
 	pkt.l3_len = tot;
 	pkt.frame_len = data_end - data;
@@ -509,33 +509,33 @@ static __always_inline int maglev_v4(struct xdp_md *ctx, __u32 l2)
 	int r;
 
 	if (l2 < 14 || l2 > 22)
-		return MAGLEV_DROP(DROP_L2_TRUNC);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_L2_TRUNC);
 	iph = data + l2;
 	if ((void *)(iph + 1) > data_end)
-		return MAGLEV_DROP(DROP_L3_TRUNC);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_L3_TRUNC);
 	if (iph->version != 4 || iph->ihl < 5)
-		return MAGLEV_DROP(DROP_L3_BAD);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_L3_BAD);
 	vk.addr[0] = iph->daddr;
 	vk.family = MAGLEV_AF_INET;
 	va = maglev_filter(&vk);
 	if (!va)
-		return MAGLEV_PASS(PASS_NOT_VIP);
+		return MAGLEV_PASS(MAGLEV_REASON_PASS_NOT_VIP);
 	tot = maglev_bound16(bpf_ntohs(iph->tot_len));
 	if (tot < iph->ihl * 4U || (void *)iph + tot > data_end)
-		return MAGLEV_DROP(DROP_L3_BAD);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_L3_BAD);
 	if (iph->frag_off & bpf_htons(MAGLEV_IP_MF | MAGLEV_IP_OFFSET))
-		return MAGLEV_PASS(PASS_IP_FRAG);
+		return MAGLEV_PASS(MAGLEV_REASON_PASS_IP_FRAG);
 	ihl = iph->ihl * 4U;
 	/* Options ride along in the encapsulated packet; only ICMP errors,
 	 * whose quote the ICMP path reads at a fixed offset, take the slow path.
 	 */
 	if (iph->protocol == IPPROTO_ICMP) {
 		if (ihl != sizeof(*iph))
-			return MAGLEV_PASS(PASS_IP_OPTIONS);
+			return MAGLEV_PASS(MAGLEV_REASON_PASS_IP_OPTIONS);
 		return maglev_icmp4(ctx, data, l2, iph, tot, &vk);
 	}
 	if (iph->protocol != IPPROTO_TCP && iph->protocol != IPPROTO_UDP)
-		return MAGLEV_PASS(PASS_L4_PROTO);
+		return MAGLEV_PASS(MAGLEV_REASON_PASS_L4_PROTO);
 	__builtin_memset(&pkt, 0, sizeof(pkt));
 	pkt.key.family = MAGLEV_AF_INET;
 	pkt.key.proto = iph->protocol;
@@ -564,24 +564,24 @@ static __always_inline int maglev_icmp6(struct xdp_md *ctx, void *data, __u32 l2
 	__u16 *ports;
 
 	if ((void *)(ic + 1) > data_end)
-		return MAGLEV_DROP(DROP_L4_TRUNC);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_L4_TRUNC);
 	if (ic->icmp6_type == ICMPV6_ECHO_REQUEST) {
 		if (!maglev_vip_addr_exact(vk))
-			return MAGLEV_PASS(PASS_NOT_VIP);
+			return MAGLEV_PASS(MAGLEV_REASON_PASS_NOT_VIP);
 		return maglev_echo6(data, ip6, ic);
 	}
 	if (ic->icmp6_type != ICMPV6_DEST_UNREACH && ic->icmp6_type != ICMPV6_PKT_TOOBIG)
-		return MAGLEV_PASS(PASS_ICMP);
+		return MAGLEV_PASS(MAGLEV_REASON_PASS_ICMP);
 	in = (void *)(ic + 1);
 	if ((void *)(in + 1) > data_end)
-		return MAGLEV_DROP(DROP_ICMP_BAD);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ICMP_BAD);
 	if ((*(__u8 *)in >> 4) != 6)
-		return MAGLEV_DROP(DROP_ICMP_BAD);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ICMP_BAD);
 	if (in->nexthdr != IPPROTO_TCP && in->nexthdr != IPPROTO_UDP)
-		return MAGLEV_PASS(PASS_ICMP);
+		return MAGLEV_PASS(MAGLEV_REASON_PASS_ICMP);
 	ports = (void *)(in + 1);
 	if ((void *)(ports + 2) > data_end)
-		return MAGLEV_DROP(DROP_ICMP_BAD);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ICMP_BAD);
 	__builtin_memset(&pkt, 0, sizeof(pkt));
 	pkt.key.family = MAGLEV_AF_INET6;
 	pkt.key.proto = in->nexthdr;
@@ -593,7 +593,7 @@ static __always_inline int maglev_icmp6(struct xdp_md *ctx, void *data, __u32 l2
 	vk->proto = in->nexthdr;
 	vip = maglev_vip_find_any(vk, ports[0]);
 	if (!vip)
-		return MAGLEV_PASS(PASS_ICMP);
+		return MAGLEV_PASS(MAGLEV_REASON_PASS_ICMP);
 	pkt.l2_len = l2;
 	pkt.l3_len = bpf_ntohs(ip6->payload_len) + sizeof(*ip6);
 	pkt.frame_len = data_end - data;
@@ -615,20 +615,20 @@ static __always_inline int maglev_v6(struct xdp_md *ctx, __u32 l2)
 	int r;
 
 	if (l2 < 14 || l2 > 22)
-		return MAGLEV_DROP(DROP_L2_TRUNC);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_L2_TRUNC);
 	ip6 = data + l2;
 	if ((void *)(ip6 + 1) > data_end)
-		return MAGLEV_DROP(DROP_L3_TRUNC);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_L3_TRUNC);
 	if ((*(__u8 *)ip6 >> 4) != 6)
-		return MAGLEV_DROP(DROP_L3_BAD);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_L3_BAD);
 	__builtin_memcpy(vk.addr, &ip6->daddr, 16);
 	vk.family = MAGLEV_AF_INET6;
 	va = maglev_filter(&vk);
 	if (!va)
-		return MAGLEV_PASS(PASS_NOT_VIP);
+		return MAGLEV_PASS(MAGLEV_REASON_PASS_NOT_VIP);
 	plen = maglev_bound16(bpf_ntohs(ip6->payload_len));
 	if ((void *)(ip6 + 1) + plen > data_end)
-		return MAGLEV_DROP(DROP_L3_BAD);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_L3_BAD);
 	nh = ip6->nexthdr;
 	if (maglev_ipv6_is_ext(nh)) {
 		r = maglev_ipv6_ext(ctx, l2, &nh, plen, &off);
@@ -636,22 +636,22 @@ static __always_inline int maglev_v6(struct xdp_md *ctx, __u32 l2)
 			return maglev_verdict_r(r);
 		/* ICMPv6 errors are read at a fixed offset: slow path. */
 		if (nh != IPPROTO_TCP && nh != IPPROTO_UDP)
-			return MAGLEV_PASS(PASS_IPV6_EXT);
+			return MAGLEV_PASS(MAGLEV_REASON_PASS_IPV6_EXT);
 		/* True of any such packet (the headers are longer still), and
 		 * it gives the verifier the packet range a packet without
 		 * extension headers has here: one state for both.
 		 */
 		if (nh == IPPROTO_TCP) {
 			if ((void *)(ip6 + 1) + sizeof(struct tcphdr) > data_end)
-				return MAGLEV_DROP(DROP_L4_TRUNC);
+				return MAGLEV_DROP(MAGLEV_REASON_DROP_L4_TRUNC);
 		} else if ((void *)(ip6 + 1) + sizeof(struct udphdr) > data_end) {
-			return MAGLEV_DROP(DROP_L4_TRUNC);
+			return MAGLEV_DROP(MAGLEV_REASON_DROP_L4_TRUNC);
 		}
 	}
 	if (nh == IPPROTO_ICMPV6)
 		return maglev_icmp6(ctx, data, l2, ip6, &vk);
 	if (nh != IPPROTO_TCP && nh != IPPROTO_UDP)
-		return MAGLEV_PASS(PASS_L4_PROTO);
+		return MAGLEV_PASS(MAGLEV_REASON_PASS_L4_PROTO);
 	__builtin_memset(&pkt, 0, sizeof(pkt));
 	pkt.key.family = MAGLEV_AF_INET6;
 	pkt.key.proto = nh;
@@ -689,7 +689,7 @@ int maglev_xdp(struct xdp_md *ctx)
 		return maglev_v4(ctx, l2);
 	if (proto == bpf_htons(ETH_P_IPV6))
 		return maglev_v6(ctx, l2);
-	return MAGLEV_PASS(PASS_NOT_IP);
+	return MAGLEV_PASS(MAGLEV_REASON_PASS_NOT_IP);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

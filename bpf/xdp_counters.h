@@ -8,19 +8,30 @@
 #define MAGLEV_XDP_COUNTERS_H
 
 #include "xdp_maps.h"
+#include "xdp_slowpath_budget.h"
 
 static __always_inline int maglev_verdict(__u32 reason, int action)
 {
-	__u64 *c = bpf_map_lookup_elem(&maglev_reasons, &reason);
+	__u64 *c;
+
+	/* The slow path's budget (xdp_slowpath_budget.h). */
+	if (action == XDP_PASS && maglev_reason_is_slowpath(reason) && !maglev_slowpath_admit()) {
+		reason = MAGLEV_REASON_DROP_SLOW_PATH;
+		action = XDP_DROP;
+	}
+	c = bpf_map_lookup_elem(&maglev_reasons, &reason);
 
 	if (c)
 		*c += 1;
 	return action;
 }
 
-#define MAGLEV_PASS(r) maglev_verdict(MAGLEV_REASON_##r, XDP_PASS)
-#define MAGLEV_DROP(r) maglev_verdict(MAGLEV_REASON_##r, XDP_DROP)
-#define MAGLEV_TX(r)   maglev_verdict(MAGLEV_REASON_##r, XDP_TX)
+/* Given the full enum name (MAGLEV_REASON_PASS_NOT_VIP), so that grep finds
+ * every place a reason is counted.
+ */
+#define MAGLEV_PASS(r) maglev_verdict(r, XDP_PASS)
+#define MAGLEV_DROP(r) maglev_verdict(r, XDP_DROP)
+#define MAGLEV_TX(r)   maglev_verdict(r, XDP_TX)
 
 static __always_inline void maglev_count(__u32 ctr)
 {

@@ -105,22 +105,22 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 	void *next;
 
 	if (maglev_dec_ttl(ctx, pkt))
-		return MAGLEV_DROP(DROP_ADJUST);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 	if (bpf_xdp_adjust_head(ctx, -(int)over))
-		return MAGLEV_DROP(DROP_ADJUST);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	if (over > 52 + sizeof(struct maglev_gue_prev))
-		return MAGLEV_DROP(DROP_ADJUST);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 	old = data + over;
 	/* Every frame here has at least 22 bytes past the old L2 start. */
 	if (old + 22 > data_end)
-		return MAGLEV_DROP(DROP_ADJUST);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 	t1 = *(__u32 *)(old + 12);
 	t2 = *(__u32 *)(old + 16);
 	eth = data;
 	if ((void *)(eth + 1) > data_end)
-		return MAGLEV_DROP(DROP_ADJUST);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 	/* Both MACs in four word stores (a memcpy into the packed Ethernet
 	 * header would be twelve byte loads and stores): the pair sits at
 	 * offsets 0 and 6 of the interface's entry, 16 and 22 of the config,
@@ -152,14 +152,14 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 
 	etype = data + 12 + vb;
 	if ((void *)(etype + 1) > data_end)
-		return MAGLEV_DROP(DROP_ADJUST);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 	*etype = outer6 ? bpf_htons(ETH_P_IPV6) : bpf_htons(ETH_P_IP);
 	l3 = data + ETH_HLEN + vb;
 	if (outer6) {
 		struct ipv6hdr *o = l3;
 
 		if ((void *)(o + 1) > data_end)
-			return MAGLEV_DROP(DROP_ADJUST);
+			return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 		*(__be32 *)o = bpf_htonl(0x60000000U | ((__u32)pkt->tos << 20) | (fold & 0xfffff));
 		o->payload_len = bpf_htons(pkt->l3_len + over - sizeof(*o));
 		o->nexthdr = gue ? IPPROTO_UDP : inner_proto;
@@ -171,7 +171,7 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 		struct iphdr *o = l3;
 
 		if ((void *)(o + 1) > data_end)
-			return MAGLEV_DROP(DROP_ADJUST);
+			return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 		/* Sum the header from registers: reading back the fields
 		 * just stored in pieces stalls store forwarding.
 		 */
@@ -196,7 +196,7 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 		struct maglev_gue_hdr *gh = next + sizeof(*uh);
 
 		if ((void *)(gh + 1) > data_end)
-			return MAGLEV_DROP(DROP_ADJUST);
+			return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 		uh->source = bpf_htons(0x8000 | (fold & 0x7fff));
 		uh->dest = gue_port;
 		uh->len = bpf_htons(pkt->l3_len + sizeof(*uh) + MAGLEV_GUE_HLEN + opt);
@@ -208,7 +208,7 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 			struct maglev_gue_prev *gp = (void *)(gh + 1);
 
 			if ((void *)(gp + 1) > data_end || !prev)
-				return MAGLEV_DROP(DROP_ADJUST);
+				return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 			gh->ver_c_hlen = MAGLEV_GUE_PREV_WORDS;
 			gh->flags = bpf_htons(MAGLEV_GUE_F_PREV);
 			gp->type = MAGLEV_GUE_PREV_TYPE;

@@ -42,7 +42,7 @@ static __always_inline int maglev_echo4(struct ethhdr *eth, struct iphdr *iph, s
 	iph->check = maglev_csum_fold(maglev_csum_iph(iph));
 	ic->type = ICMP_ECHOREPLY;
 	ic->checksum = maglev_csum_replace(ic->checksum, old, *(__u16 *)ic);
-	return MAGLEV_TX(TX_ECHO_REPLY);
+	return MAGLEV_TX(MAGLEV_REASON_TX_ECHO_REPLY);
 }
 
 static __always_inline int maglev_echo6(struct ethhdr *eth, struct ipv6hdr *ip6,
@@ -58,7 +58,7 @@ static __always_inline int maglev_echo6(struct ethhdr *eth, struct ipv6hdr *ip6,
 	/* Swapping the addresses leaves the pseudo-header sum unchanged. */
 	ic->icmp6_type = ICMPV6_ECHO_REPLY;
 	ic->icmp6_cksum = maglev_csum_replace(ic->icmp6_cksum, old, *(__u16 *)ic);
-	return MAGLEV_TX(TX_ECHO_REPLY);
+	return MAGLEV_TX(MAGLEV_REASON_TX_ECHO_REPLY);
 }
 
 /* Quoted bytes: the offending IP header plus 8 bytes (RFC 792 / the
@@ -86,11 +86,11 @@ static __always_inline int maglev_too_big4(struct xdp_md *ctx, __u32 l2, __u16 m
 	int i;
 
 	if (data + sizeof(struct ethhdr) > data_end)
-		return MAGLEV_DROP(DROP_ADJUST);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 	iph = data + ETH_HLEN + maglev_vlan_bytes(l2);
 	ic = (void *)(iph + 1);
 	if ((void *)(ic + 1) + MAGLEV_QUOTE4 > data_end)
-		return MAGLEV_DROP(DROP_ADJUST);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 	__builtin_memcpy(quote, iph, MAGLEV_QUOTE4);
 	maglev_swap_mac(data);
 	*(__u8 *)iph = 0x45;
@@ -117,8 +117,8 @@ static __always_inline int maglev_too_big4(struct xdp_md *ctx, __u32 l2, __u16 m
 	ic->checksum = maglev_csum_fold(sum);
 	if (bpf_xdp_adjust_tail(ctx, (int)(l2 + sizeof(*iph) + MAGLEV_ICMP_HLEN + MAGLEV_QUOTE4) -
 					     (int)(data_end - data)))
-		return MAGLEV_DROP(DROP_ADJUST);
-	return MAGLEV_TX(TX_TOO_BIG);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
+	return MAGLEV_TX(MAGLEV_REASON_TX_TOO_BIG);
 }
 
 /* IPv6 "packet too big", same shape; the checksum covers the pseudo header. */
@@ -134,11 +134,11 @@ static __always_inline int maglev_too_big6(struct xdp_md *ctx, __u32 l2, __u32 m
 	int i;
 
 	if (data + sizeof(struct ethhdr) > data_end)
-		return MAGLEV_DROP(DROP_ADJUST);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 	ip6 = data + ETH_HLEN + maglev_vlan_bytes(l2);
 	ic = (void *)(ip6 + 1);
 	if ((void *)(ic + 1) + MAGLEV_QUOTE6 > data_end)
-		return MAGLEV_DROP(DROP_ADJUST);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
 	__builtin_memcpy(quote, ip6, MAGLEV_QUOTE6);
 	maglev_swap_mac(data);
 	*(__be32 *)ip6 = bpf_htonl(0x60000000U);
@@ -163,8 +163,8 @@ static __always_inline int maglev_too_big6(struct xdp_md *ctx, __u32 l2, __u32 m
 		sum += w[i];
 	ic->icmp6_cksum = maglev_csum_fold(sum);
 	if (bpf_xdp_adjust_tail(ctx, (int)(l2 + sizeof(*ip6) + plen) - (int)(data_end - data)))
-		return MAGLEV_DROP(DROP_ADJUST);
-	return MAGLEV_TX(TX_TOO_BIG);
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
+	return MAGLEV_TX(MAGLEV_REASON_TX_TOO_BIG);
 }
 
 #endif /* MAGLEV_XDP_ICMP_H */

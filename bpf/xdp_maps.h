@@ -12,21 +12,7 @@
 #include "maglev_conn.h"
 #include "maglev_second.h"
 #include "xdp_consts.h"
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct maglev_config);
-} maglev_cfg SEC(".maps");
-
-/* ifindex -> that interface's MACs (include/maglev_maps.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAGLEV_MAX_IFACES);
-	__type(key, __u32);
-	__type(value, struct maglev_if_l2);
-} maglev_ifl2 SEC(".maps");
+#include "xdp_cfg_maps.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -96,6 +96,16 @@ struct maglev_conn {
  */
 #define MAGLEV_NEW_FLOW_LIMIT_DEFAULT 125000
 
+/* maglevd's default slow_path_limit (packets per second per CPU sent up to
+ * the slow path: fragments, options, extension headers, too big without DF;
+ * bpf/xdp_slowpath_budget.h). Legitimate traffic of that kind is rare (well
+ * under 1 % of a CPU's 1-3 Mpps); each costs the stack a few microseconds
+ * (reassembly, the module's hook, its encapsulation), so 20,000 per CPU
+ * caps a flood at roughly a tenth of each CPU while leaving a tenfold
+ * margin over 1 % of a busy CPU's packets (docs/operations.md).
+ */
+#define MAGLEV_SLOW_PATH_LIMIT_DEFAULT 20000
+
 /* Global configuration, one element of an array map written by maglevd. */
 struct maglev_config {
 	__u64 seed_k0;
@@ -106,9 +116,11 @@ struct maglev_config {
 	__u32 src4_plen;
 	__u32 src6_prefix[4]; /* outer IPv6 source prefix */
 	__u32 src6_plen;
-	__u32 mtu;	      /* largest outer IP packet (L3 bytes) the path carries */
-	__u32 new_flow_limit; /* new-flow inserts per second per CPU; 0: unlimited */
-	__u64 udp_idle_ns;    /* a UDP flow idle this long is re-picked */
+	__u32 mtu;	       /* largest outer IP packet (L3 bytes) the path carries */
+	__u32 new_flow_limit;  /* new-flow inserts per second per CPU; 0: unlimited */
+	__u64 udp_idle_ns;     /* a UDP flow idle this long is re-picked */
+	__u32 slow_path_limit; /* slow-path packets per second per CPU; 0: unlimited */
+	__u32 pad;
 };
 
 /*
@@ -142,42 +154,71 @@ struct maglev_backend_stats {
  * What happened to a packet: every packet the balancer sees ends in exactly
  * one of these, counted per CPU in the reason map (index = enum value).
  * PASS_* go up the stack untouched, DROP_* are dropped, TX_* leave with
- * XDP_TX. X-macro so the enum and the names table cannot drift apart.
+ * XDP_TX. X-macro so the enum and the names table cannot drift apart; the
+ * first column is the reason's group. The action follows from the enum
+ * order (TX, then PASS, then DROP: maglev_reason_action()), and a static
+ * assertion per entry keeps each reason inside its group.
  */
-#define MAGLEV_REASONS(X)                                                                         \
-	X(TX_FORWARD, "tx_forward")	      /* encapsulated toward the backend */               \
-	X(TX_ICMP_FORWARD, "tx_icmp_forward") /* ICMP error of a VIP flow, to its backend */      \
-	X(TX_ECHO_REPLY, "tx_echo_reply")     /* echo request to a VIP answered */                \
-	X(TX_TOO_BIG, "tx_too_big")	      /* frag-needed / packet-too-big sent to client */   \
-	X(PASS_NOT_IP, "pass_not_ip")	      /* not IPv4/IPv6 (ARP, LLDP, ...) */                \
-	X(PASS_NOT_VIP, "pass_not_vip")	      /* destination is no VIP */                         \
-	X(PASS_VLAN_DEPTH, "pass_vlan_depth") /* more than two VLAN tags */                       \
-	X(PASS_L4_PROTO, "pass_l4_proto")     /* VIP address, protocol we do not balance */       \
-	X(PASS_IP_FRAG, "pass_ip_frag")	      /* IPv4 fragment: kernel slow path */               \
-	X(PASS_IP_OPTIONS, "pass_ip_options") /* ICMP with IPv4 options: slow path */             \
-	X(PASS_IPV6_FRAG, "pass_ipv6_frag")   /* IPv6 fragment header: kernel slow path */        \
-	X(PASS_IPV6_EXT, "pass_ipv6_ext")     /* routing hdr, long chain, ICMPv6: slow path */    \
-	X(PASS_NEED_FRAG, "pass_need_frag")   /* too big after encap, no DF/options: kernel */    \
-	X(PASS_ICMP, "pass_icmp")	      /* ICMP to a VIP address we do not handle */        \
-	X(DROP_L2_TRUNC, "drop_l2_trunc")     /* truncated Ethernet or VLAN header */             \
-	X(DROP_L3_TRUNC, "drop_l3_trunc")     /* truncated IPv4/IPv6 header */                    \
-	X(DROP_L3_BAD, "drop_l3_bad")	      /* bad version, IHL or length fields */             \
-	X(DROP_L4_TRUNC, "drop_l4_trunc")     /* truncated TCP/UDP/ICMP header */                 \
-	X(DROP_L4_BAD, "drop_l4_bad")	      /* bad TCP data offset or UDP length */             \
-	X(DROP_TTL, "drop_ttl")		      /* TTL / hop limit would reach 0 */                 \
-	X(DROP_NO_TABLE, "drop_no_table")     /* VIP without a lookup table */                    \
-	X(DROP_NO_BACKEND, "drop_no_backend") /* empty slot or backend neither up nor draining */ \
-	X(DROP_ICMP_BAD, "drop_icmp_bad") /* ICMP error with a truncated or bad inner header */   \
-	X(DROP_ADJUST, "drop_adjust")	  /* bpf_xdp_adjust_head/tail refused */
+#define MAGLEV_REASONS(X)                                                                          \
+	X(TX, TX_FORWARD, "tx_forward")		  /* encapsulated toward the backend */            \
+	X(TX, TX_ICMP_FORWARD, "tx_icmp_forward") /* ICMP error of a VIP flow, to its backend */   \
+	X(TX, TX_ECHO_REPLY, "tx_echo_reply")	  /* echo request to a VIP answered */             \
+	X(TX, TX_TOO_BIG, "tx_too_big")	      /* frag-needed / packet-too-big sent to client */    \
+	X(PASS, PASS_NOT_IP, "pass_not_ip")   /* not IPv4/IPv6 (ARP, LLDP, ...) */                 \
+	X(PASS, PASS_NOT_VIP, "pass_not_vip") /* destination is no VIP */                          \
+	X(PASS, PASS_VLAN_DEPTH, "pass_vlan_depth") /* more than two VLAN tags */                  \
+	X(PASS, PASS_L4_PROTO, "pass_l4_proto")	    /* VIP address, protocol we do not balance */  \
+	X(PASS, PASS_IP_FRAG, "pass_ip_frag")	    /* IPv4 fragment: kernel slow path */          \
+	X(PASS, PASS_IP_OPTIONS, "pass_ip_options") /* ICMP with IPv4 options: slow path */        \
+	X(PASS, PASS_IPV6_FRAG, "pass_ipv6_frag")   /* IPv6 fragment header: kernel slow path */   \
+	X(PASS, PASS_IPV6_EXT, "pass_ipv6_ext")	  /* routing hdr, long chain, ICMPv6: slow path */ \
+	X(PASS, PASS_NEED_FRAG, "pass_need_frag") /* too big after encap, no DF/options: kernel */ \
+	X(PASS, PASS_ICMP, "pass_icmp")		  /* ICMP to a VIP address we do not handle */     \
+	X(DROP, DROP_L2_TRUNC, "drop_l2_trunc")	  /* truncated Ethernet or VLAN header */          \
+	X(DROP, DROP_L3_TRUNC, "drop_l3_trunc")	  /* truncated IPv4/IPv6 header */                 \
+	X(DROP, DROP_L3_BAD, "drop_l3_bad")	  /* bad version, IHL or length fields */          \
+	X(DROP, DROP_L4_TRUNC, "drop_l4_trunc")	  /* truncated TCP/UDP/ICMP header */              \
+	X(DROP, DROP_L4_BAD, "drop_l4_bad")	  /* bad TCP data offset or UDP length */          \
+	X(DROP, DROP_TTL, "drop_ttl")		  /* TTL / hop limit would reach 0 */              \
+	X(DROP, DROP_NO_TABLE, "drop_no_table")	  /* VIP without a lookup table */                 \
+	X(DROP, DROP_NO_BACKEND,                                                                   \
+	  "drop_no_backend") /* empty slot or backend neither up nor draining */                   \
+	X(DROP, DROP_ICMP_BAD,                                                                     \
+	  "drop_icmp_bad")		    /* ICMP error with a truncated or bad inner header */  \
+	X(DROP, DROP_ADJUST, "drop_adjust") /* bpf_xdp_adjust_head/tail refused */                 \
+	X(DROP, DROP_SLOW_PATH, "drop_slow_path") /* slow-path packet over slow_path_limit */
 
-#define MAGLEV_REASON_ENUM_(name, str) MAGLEV_REASON_##name,
+#define MAGLEV_REASON_ENUM_(kind, name, str) MAGLEV_REASON_##name,
 enum maglev_reason { MAGLEV_REASONS(MAGLEV_REASON_ENUM_) MAGLEV_REASON_MAX };
 /* static const char *const names[MAGLEV_REASON_MAX] = MAGLEV_REASON_NAMES; */
-#define MAGLEV_REASON_NAME_(name, str) [MAGLEV_REASON_##name] = str,
+#define MAGLEV_REASON_NAME_(kind, name, str) [MAGLEV_REASON_##name] = str,
 #define MAGLEV_REASON_NAMES                         \
 	{                                           \
 		MAGLEV_REASONS(MAGLEV_REASON_NAME_) \
 	}
+
+/* The groups' bounds, and the action of a reason from its place. */
+#define MAGLEV_REASON_FIRST_TX	 MAGLEV_REASON_TX_FORWARD
+#define MAGLEV_REASON_FIRST_PASS MAGLEV_REASON_PASS_NOT_IP
+#define MAGLEV_REASON_FIRST_DROP MAGLEV_REASON_DROP_L2_TRUNC
+#define MAGLEV_REASON_END_TX	 MAGLEV_REASON_FIRST_PASS
+#define MAGLEV_REASON_END_PASS	 MAGLEV_REASON_FIRST_DROP
+#define MAGLEV_REASON_END_DROP	 MAGLEV_REASON_MAX
+#define MAGLEV_REASON_IN_GROUP_(kind, name, str)                                \
+	_Static_assert(MAGLEV_REASON_##name >= MAGLEV_REASON_FIRST_##kind &&    \
+			       MAGLEV_REASON_##name < MAGLEV_REASON_END_##kind, \
+		       #name ": a " #kind " reason outside the " #kind          \
+			     " group of enum maglev_reason");
+MAGLEV_REASONS(MAGLEV_REASON_IN_GROUP_)
+_Static_assert(MAGLEV_REASON_FIRST_TX == 0, "TX reasons come first");
+
+/* XDP_TX (3), XDP_PASS (2) or XDP_DROP (1) of a reason (the numbers of
+ * enum xdp_action, which this header does not include).
+ */
+static inline __u32 maglev_reason_action(__u32 reason)
+{
+	return reason >= MAGLEV_REASON_FIRST_DROP ? 1 : reason >= MAGLEV_REASON_FIRST_PASS ? 2 : 3;
+}
 
 /* Connection-table and flow events, per CPU, beside the reasons. */
 #define MAGLEV_COUNTERS(X)                                                                \
@@ -193,6 +234,7 @@ enum maglev_reason { MAGLEV_REASONS(MAGLEV_REASON_ENUM_) MAGLEV_REASON_MAX };
 
 #define MAGLEV_COUNTER_ENUM_(name, str) MAGLEV_CTR_##name,
 enum maglev_counter { MAGLEV_COUNTERS(MAGLEV_COUNTER_ENUM_) MAGLEV_CTR_MAX };
+
 #define MAGLEV_COUNTER_NAME_(name, str) [MAGLEV_CTR_##name] = str,
 #define MAGLEV_COUNTER_NAMES                          \
 	{                                             \

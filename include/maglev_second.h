@@ -30,6 +30,7 @@
 
 #include <linux/types.h>
 #include "maglev_maps.h"
+#include "maglev_decap.h"
 
 /* struct maglev_vip_info.flags */
 #define MAGLEV_VIP_F_SECOND_CHANCE (1 << 0)
@@ -64,19 +65,5 @@ struct maglev_table {
  * config says otherwise (second_chance_ms).
  */
 #define MAGLEV_SECOND_CHANCE_MS_DEFAULT 60000
-
-/* Per-CPU counters of the decap program (maglev_decap_cnt index). */
-enum maglev_decap_counter {
-	MAGLEV_DECAP_DONE,	     /* decapsulated, delivered */
-	MAGLEV_DECAP_PASS,	     /* not ours: passed untouched */
-	MAGLEV_DECAP_DROP_ECN,	     /* outer CE on a not-ECN-capable inner packet */
-	MAGLEV_DECAP_SC_LOCAL,	     /* carried a previous owner, a local socket claims it */
-	MAGLEV_DECAP_SC_SYN,	     /* carried a previous owner, a SYN: always local */
-	MAGLEV_DECAP_SC_COOKIE,	     /* carried a previous owner, a valid syncookie ACK */
-	MAGLEV_DECAP_SC_REDIRECT,    /* no local socket: sent on to the previous owner */
-	MAGLEV_DECAP_SC_ONCE,	     /* previous owner field cleared (sent on already): local */
-	MAGLEV_DECAP_SC_NO_REDIRECT, /* would be sent on but cannot (family, adjust): local */
-	MAGLEV_DECAP_MAX
-};
 
 #endif /* MAGLEV_SECOND_H */

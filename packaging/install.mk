@@ -1,6 +1,6 @@
 # make install [DESTDIR=...] [PREFIX=/usr/local]: the daemon, the CLI, the
-# backend-side decap object, the systemd unit, the man pages, the bash
-# completion, the example configs (maglevd; BIRD and FRR for a fleet) and the
+# backend-side decap object and its loader (maglev-decap), the systemd unit,
+# the man pages, the bash completion, the example configs (maglevd; BIRD and FRR for a fleet) and the
 # operator's guide. Debian
 # packaging uses PREFIX=/usr.
 # maglev_xdp and maglev_hc need no files: maglevd embeds them (skeletons).
@@ -22,9 +22,11 @@ COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 INSTALL_FILES = \
 	$(BUILD)/maglevd $(SBINDIR)/maglevd 0755 \
 	$(BUILD)/maglevctl $(BINDIR)/maglevctl 0755 \
+	$(BUILD)/maglev-decap $(SBINDIR)/maglev-decap 0755 \
 	$(BUILD)/bpf/maglev_decap.bpf.o $(PKGLIBDIR)/maglev_decap.bpf.o 0644 \
 	$(BUILD)/man/maglevd.8 $(MANDIR)/man8/maglevd.8 0644 \
 	$(BUILD)/man/maglevctl.8 $(MANDIR)/man8/maglevctl.8 0644 \
+	$(BUILD)/man/maglev-decap.8 $(MANDIR)/man8/maglev-decap.8 0644 \
 	$(BUILD)/man/maglevd.conf.5 $(MANDIR)/man5/maglevd.conf.5 0644 \
 	userspace/maglevctl/completion.bash $(COMPLETIONDIR)/maglevctl 0644 \
 	docs/operations.md $(DOCDIR)/operations.md 0644 \

@@ -6,7 +6,8 @@
 # -v debug level survives a SIGHUP; maglevctl refuses contradicting options
 # as a usage error and changes nothing; tcp_closed_timeout_ms reaches the
 # loaded program, and only a restart changes it; new_flow_limit defaults to
-# 125000 and a reload changes it.
+# 125000 and slow_path_limit to 20000, and a reload changes them; a bad
+# slow_path_limit is refused by a reload, which changes nothing.
 . "$(dirname "$0")/lib.sh"
 
 setup_net || skip_all "cannot create namespaces/veth"
@@ -158,9 +159,22 @@ check "tcp_closed_timeout_ms 2500: the datapath expires closed entries after 2.5
 # new_flow_limit: 125000 per CPU unless configured (issue 14 item 7), live on reload.
 dp_new_flow_limit() { bpftool -j map dump pinned "$PIN/maglev_cfg" | jq '.[0].formatted.value.new_flow_limit'; }
 check "new_flow_limit defaults to 125000 per CPU ($(dp_new_flow_limit))" [ "$(dp_new_flow_limit)" = 125000 ]
-write_conf "tcp_closed_timeout_ms 5000" "new_flow_limit 0"
+# slow_path_limit: 20000 per CPU unless configured (issue 14 item 7), live on reload.
+dp_slow_limit() { bpftool -j map dump pinned "$PIN/maglev_cfg" | jq '.[0].formatted.value.slow_path_limit'; }
+check "slow_path_limit defaults to 20000 per CPU ($(dp_slow_limit))" [ "$(dp_slow_limit)" = 20000 ]
+write_conf "tcp_closed_timeout_ms 5000" "new_flow_limit 0" "slow_path_limit 500"
 reload_and_wait
 check "a reload applies new_flow_limit 0 (unlimited) ($(dp_new_flow_limit))" [ "$(dp_new_flow_limit)" = 0 ]
+check "a reload applies slow_path_limit 500 ($(dp_slow_limit))" [ "$(dp_slow_limit)" = 500 ]
+write_conf "tcp_closed_timeout_ms 5000" "new_flow_limit 0" "slow_path_limit -1"
+out=$("$MAGLEVD" -t -c "$CONF" 2>&1)
+check "maglevd -t refuses slow_path_limit -1, naming the key ($out)" grep -q slow_path_limit <<<"$out"
+reload_and_wait
+check "a reload with it fails ($RELOAD_SAID)" grep -q "reload failed" <<<"$RELOAD_SAID"
+check "and leaves 500 in place ($(dp_slow_limit))" [ "$(dp_slow_limit)" = 500 ]
+write_conf "tcp_closed_timeout_ms 5000" "new_flow_limit 0" "slow_path_limit 0"
+reload_and_wait
+check "a reload applies slow_path_limit 0 (unlimited) ($(dp_slow_limit))" [ "$(dp_slow_limit)" = 0 ]
 check "a reload keeps the running tcp_closed_timeout_ms, and says so" \
 	bash -c "[ \"\$(grep -c 'tcp_closed_timeout_ms and xdp_mode take effect on restart only' '$DLOG')\" -ge 1 ] && [ \"$(closed_ns)\" = 2500000000 ]"
 stop_daemon

@@ -2,9 +2,10 @@
 # Send one encapsulated UDP datagram the way the balancer would, to check a
 # backend's decap path without the balancer: the inner packet goes from a
 # client address to a VIP, the outer one to the backend.
-#   send_encap.py ipip|gue OUTER_DST INNER_SRC INNER_DST SPORT DPORT TEXT
+#   send_encap.py ipip|gue OUTER_DST INNER_SRC INNER_DST SPORT DPORT TEXT [OUTER_SRC]
 # ipip: IPv4 outer -> IPv4 inner (IPIP) or IPv6 outer -> IPv6 inner, by family
 # gue:  UDP to OUTER_DST:6080, GUE v0 header, then the inner packet
+# OUTER_SRC: a local address to send from (the kernel's choice otherwise)
 import socket
 import struct
 import sys
@@ -35,13 +36,18 @@ def inner_packet(src, dst, sport, dport, payload):
 
 def main():
     mode, outer, isrc, idst, sport, dport, text = sys.argv[1:8]
+    osrc = sys.argv[8] if len(sys.argv) > 8 else None
     proto, pkt = inner_packet(isrc, idst, int(sport), int(dport), text.encode() + b"\n")
     fam = socket.AF_INET6 if ":" in outer else socket.AF_INET
     if mode == "gue":
         s = socket.socket(fam, socket.SOCK_DGRAM)
+        if osrc:
+            s.bind((osrc, 0))
         s.sendto(struct.pack("!BBH", 0, proto, 0) + pkt, (outer, 6080))
     else:
         s = socket.socket(fam, socket.SOCK_RAW, proto)
+        if osrc:
+            s.bind((osrc, 0))
         s.sendto(pkt, (outer, 0))
 
 

@@ -35,7 +35,7 @@
 #include "fixture.h"
 #include "maglev_table.h"
 #include "maglev_conn.h"
-#include "../../bpf/maglev_bench.h" /* the wrapper's packet */
+#include "maglev_bench.h" /* the wrapper's packet */
 #include "maglev_bench.skel.h"
 
 #define NBE	  100

@@ -14,6 +14,6 @@ $(BUILD)/selftests/hardening/hash_attack_test: selftests/hardening/hash_attack_t
 
 $(BUILD)/selftests/hardening/conn_flood_test: selftests/hardening/conn_flood_test.c \
 		selftests/xdp/fixture.h selftests/xdp/pkt.h $(BUILD)/libmaglev.a \
-		$(BUILD)/maglev_bench.skel.h bpf/maglev_bench.h $(KSELFTEST_H)
+		$(BUILD)/maglev_bench.skel.h include/maglev_bench.h $(KSELFTEST_H)
 	@mkdir -p $(@D)
 	$(CC) $(SELFTEST_CFLAGS) -Iselftests/xdp -o $@ $< $(BUILD)/libmaglev.a -lbpf -lelf -lz

@@ -22,10 +22,12 @@ ok "make install DESTDIR=..."
 P=$T/d/usr/local
 expected="755 sbin/maglevd
 755 bin/maglevctl
+755 sbin/maglev-decap
 644 lib/maglev-lb/maglev_decap.bpf.o
 644 lib/systemd/system/maglevd.service
 644 share/man/man8/maglevd.8
 644 share/man/man8/maglevctl.8
+644 share/man/man8/maglev-decap.8
 644 share/man/man5/maglevd.conf.5
 644 share/bash-completion/completions/maglevctl
 644 share/doc/maglev-lb/operations.md

@@ -3,13 +3,15 @@
 # The man pages built into build/man/ (docs/man/man.mk): each lints clean
 # with mandoc -T lint and groff's warnings (any warning fails), and they
 # cannot drift from the programs: every command and option of maglevctl's own
-# help has its place in maglevctl(8), every maglevd option in maglevd(8), and
+# help has its place in maglevctl(8), every maglevd option in maglevd(8),
+# every command and option of maglev-decap --help in maglev-decap(8), and
 # the keys config.c accepts are exactly the keys maglevd.conf(5) documents.
 . "$(dirname "$0")/lib.sh"
 MAN=$BUILD_DIR/man
 CTL=$BUILD_DIR/maglevctl
 D=$BUILD_DIR/maglevd
-PAGES="maglevd.8 maglevctl.8 maglevd.conf.5"
+DECAP=$BUILD_DIR/maglev-decap
+PAGES="maglevd.8 maglevctl.8 maglevd.conf.5 maglev-decap.8"
 
 # terms PAGE: the term lines (.TP) of a page, formatting removed.
 terms() { sed -n '/^\.TP/{n;p}' "$1" | sed 's/\\f[BIR]//g; s/\\-/-/g; s/\\&//g'; }
@@ -65,6 +67,13 @@ mapfile -t dopts < <("$D" --help | grep -oE '^ +-[A-Za-z], --[a-z-]+' | tr ',' '
 is_there() { terms "$MAN/maglevd.8" | grep -qE -- "(^|, )$1( |,|$)"; }
 check "every option of maglevd --help has an entry in maglevd(8)" \
 	missing_none "maglevd option" 10 "${dopts[@]}"
+
+# maglev-decap: the commands and the options of its help, each an entry.
+mapfile -t xopts < <("$DECAP" --help | sed -n '/^Commands:/,$p' |
+	grep -oE '^  ([a-z]+|-h, --help|--[a-z-]+)' | sed 's/^ *//; s/, /\n/')
+is_there() { terms "$MAN/maglev-decap.8" | grep -qE -- "(^|, )$1( |,|$)"; }
+check "every command and option of maglev-decap --help has an entry in maglev-decap(8)" \
+	missing_none "maglev-decap command or option" 9 "${xopts[@]}"
 
 # The keys config_apply() compares against, and the keys the page's entries
 # name (each entry names one or more keys: "src4_prefix PREFIX, src6_prefix ...").

@@ -3,7 +3,8 @@
 XDP_TEST_NAMES := xdp_encap_test xdp_parse_test xdp_icmp_test xdp_conn_test xdp_decap_test \
 	xdp_attach_test xdp_bpffs_test xdp_second_test xdp_bounded_test
 XDP_TEST_BINS := $(XDP_TEST_NAMES:%=$(BUILD)/selftests/xdp/%)
-XDP_TEST_HDRS := selftests/xdp/pkt.h selftests/xdp/fixture.h include/maglev_second.h
+XDP_TEST_HDRS := selftests/xdp/pkt.h selftests/xdp/fixture.h selftests/xdp/decap_cfg.h \
+	include/maglev_second.h include/maglev_decap.h
 
 ALL_TARGETS += $(XDP_TEST_BINS)
 TESTS += $(XDP_TEST_BINS)
@@ -23,4 +24,4 @@ $(BUILD)/selftests/xdp/%: selftests/xdp/%.c $(XDP_TEST_HDRS) $(BUILD)/libmaglev.
 XDP_RACE_BIN := $(BUILD)/selftests/xdp/xdp_conn_race_test
 ALL_TARGETS += $(XDP_RACE_BIN)
 TESTS += $(XDP_RACE_BIN)
-$(XDP_RACE_BIN): $(BUILD)/maglev_bench.skel.h bpf/maglev_bench.h
+$(XDP_RACE_BIN): $(BUILD)/maglev_bench.skel.h include/maglev_bench.h

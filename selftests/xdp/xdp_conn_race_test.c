@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "fixture.h"
-#include "../../bpf/maglev_bench.h" /* the wrapper's packet */
+#include "maglev_bench.h" /* the wrapper's packet */
 #include "maglev_bench.skel.h"
 
 #define FRAME	128

@@ -3,10 +3,14 @@
  * The backend-side decap program: IPIP in all four family combinations and
  * GUE are stripped and the inner packet passed up with the frame's MAC
  * header and VLAN tags, its ECN field combined with the outer one as RFC
- * 6040 says; anything else passes untouched.
+ * 6040 says; anything else passes untouched. In strict mode only outer
+ * sources in the allowed prefixes and outer destinations that are this
+ * host's are decapsulated; other encapsulated packets are dropped and
+ * counted (include/maglev_decap.h).
  */
 #include "fixture.h"
 #include "maglev_decap.skel.h"
+#include "decap_cfg.h"
 
 FIXTURE(decap)
 {
@@ -259,6 +263,125 @@ TEST_F(decap, ecn_rfc6040)
 		drops += c->want < 0;
 	}
 	ASSERT_EQ(8, drops);
+}
+
+/* A balancer frame for f to backend .21 of the outer family, and the
+ */
+static size_t strict_frame(uint8_t *enc, const struct flow *f, int outer, int gue)
+{
+	struct client_opts co = {.payload = 60};
+	struct encap_want w = {
+		.outer_family = outer, .gue = gue, .gue_port = MAGLEV_GUE_PORT_DEFAULT};
+	uint8_t client[512];
+	size_t n;
+
+	n = build_client(client, f, &co);
+	v4addr(w.backend, 192, 0, 2, 21);
+	if (outer == P_AF6)
+		v6addr(w.backend, 0xb, 21);
+	memcpy(w.src4, SRC4, 4);
+	w.src4_plen = SRC4_PLEN;
+	memcpy(w.src6, SRC6, 16);
+	w.src6_plen = SRC6_PLEN;
+	return build_encap(enc, client, n, f, &w);
+}
+
+/* Strict source and destination, each family pairing, IPIP and GUE: the
+ * balancer's prefix and our own address deliver; a source outside every
+ * allowed prefix is dropped as drop_src, a destination that is not ours
+ * as drop_dst; traffic that is not encapsulated still passes.
+ */
+TEST_F(decap, strict_src_and_dst)
+{
+	int cfg = bpf_map__fd(self->skel->maps.maglev_decap_cfg);
+	int src = bpf_map__fd(self->skel->maps.maglev_dcp_src);
+	int dst = bpf_map__fd(self->skel->maps.maglev_dcp_dst);
+	uint8_t be4[4] = {192, 0, 2, 21}, be6[16], other6[16], enc[600], plain[512];
+	uint8_t other4[4] = {203, 0, 113, 0};
+	struct client_opts co = {.payload = 60};
+	uint64_t done = 0, dsrc = 0, ddst = 0;
+	struct run_result r;
+	size_t n;
+	int k;
+
+	memset(be6, 0, 16);
+	v6addr(be6, 0xb, 21);
+	memcpy(other6, be6, 16);
+	other6[15] = 22;
+	ASSERT_EQ(0, decap_set_flags(cfg, MAGLEV_DECAP_F_STRICT_SRC | MAGLEV_DECAP_F_STRICT_DST));
+	/* Nothing allowed yet: every encapsulated packet is a spoof. */
+	n = strict_frame(enc, &self->f4, P_AF4, 0);
+	ASSERT_EQ(0, run_prog(self->prog, enc, n, &r));
+	ASSERT_EQ(XDP_DROP, r.action);
+	ASSERT_EQ(1, decap_count(self, MAGLEV_DECAP_DROP_SRC));
+	dsrc = 1;
+	ASSERT_EQ(0, decap_allow_src(src, other4, 1, 24));
+	ASSERT_EQ(0, decap_allow_src(src, other6, 0, 120));
+	/* k: inner family, outer family, IPIP or GUE. */
+	for (k = 0; k < 8; k++) {
+		const struct flow *f = k & 1 ? &self->f6 : &self->f4;
+		int outer = k & 2 ? P_AF6 : P_AF4, gue = k >> 2;
+		int v4 = outer == P_AF4;
+
+		n = strict_frame(enc, f, outer, gue);
+		/* Source outside the allowed prefixes (only 203.0.113.0/24
+		 * and another /120 are): dropped, however right the rest.
+		 */
+		ASSERT_EQ(0, decap_own_dst(dst, v4 ? be4 : be6, v4));
+		ASSERT_EQ(0, run_prog(self->prog, enc, n, &r));
+		ASSERT_EQ(XDP_DROP, r.action);
+		ASSERT_EQ(++dsrc, decap_count(self, MAGLEV_DECAP_DROP_SRC));
+		/* The balancer's prefix allowed: delivered. */
+		ASSERT_EQ(0,
+			  decap_allow_src(src, v4 ? SRC4 : SRC6, v4, v4 ? SRC4_PLEN : SRC6_PLEN));
+		ASSERT_EQ(0, run_prog(self->prog, enc, n, &r));
+		ASSERT_EQ(XDP_PASS, r.action);
+		ASSERT_EQ(++done, decap_count(self, MAGLEV_DECAP_DONE));
+		/* Our address no longer ours (another one is): dropped. */
+		ASSERT_EQ(0, decap_del_dst(dst, v4 ? be4 : be6, v4));
+		ASSERT_EQ(0, decap_own_dst(dst, v4 ? other4 : other6, v4));
+		ASSERT_EQ(0, run_prog(self->prog, enc, n, &r));
+		ASSERT_EQ(XDP_DROP, r.action);
+		ASSERT_EQ(++ddst, decap_count(self, MAGLEV_DECAP_DROP_DST));
+		/* Back to the start of the next case: its prefix not allowed. */
+		ASSERT_EQ(0, decap_del_src(src, v4 ? SRC4 : SRC6, v4, v4 ? SRC4_PLEN : SRC6_PLEN));
+		ASSERT_EQ(0, decap_del_dst(dst, v4 ? other4 : other6, v4));
+	}
+	/* Not encapsulated: passes untouched, strict or not. */
+	n = build_client(plain, &self->f4, &co);
+	ASSERT_EQ(0, run_prog(self->prog, plain, n, &r));
+	ASSERT_EQ(XDP_PASS, r.action);
+	ASSERT_BYTES(r.out, r.len, plain, n);
+	ASSERT_EQ(1, decap_count(self, MAGLEV_DECAP_PASS));
+}
+
+/* Strict source only (no own addresses configured): the destination is
+ * not checked; and the flags cleared make the program open again.
+ */
+TEST_F(decap, strict_src_only_then_open)
+{
+	int cfg = bpf_map__fd(self->skel->maps.maglev_decap_cfg);
+	uint8_t enc[600];
+	struct run_result r;
+	size_t n;
+
+	n = strict_frame(enc, &self->f6, P_AF6, 1);
+	ASSERT_EQ(0, decap_set_flags(cfg, MAGLEV_DECAP_F_STRICT_SRC));
+	ASSERT_EQ(0, run_prog(self->prog, enc, n, &r));
+	ASSERT_EQ(XDP_DROP, r.action);
+	ASSERT_EQ(0, decap_allow_src(bpf_map__fd(self->skel->maps.maglev_dcp_src), SRC6, 0,
+				     SRC6_PLEN));
+	ASSERT_EQ(0, run_prog(self->prog, enc, n, &r));
+	ASSERT_EQ(XDP_PASS, r.action);
+	/* Open again: the prefix gone, the flags cleared, anyone is taken. */
+	ASSERT_EQ(0,
+		  decap_del_src(bpf_map__fd(self->skel->maps.maglev_dcp_src), SRC6, 0, SRC6_PLEN));
+	ASSERT_EQ(0, decap_set_flags(cfg, 0));
+	ASSERT_EQ(0, run_prog(self->prog, enc, n, &r));
+	ASSERT_EQ(XDP_PASS, r.action);
+	ASSERT_EQ(2, decap_count(self, MAGLEV_DECAP_DONE));
+	ASSERT_EQ(1, decap_count(self, MAGLEV_DECAP_DROP_SRC));
+	ASSERT_EQ(0, decap_count(self, MAGLEV_DECAP_DROP_DST));
 }
 
 TEST_HARNESS_MAIN

@@ -5,7 +5,10 @@
  * chains. Each must end in exactly one reason counter, and, when passed to
  * the stack, leave the program unmodified. Malformed ones are never
  * forwarded; options and extension headers other than fragments are.
+ * The slow path's budget (bpf/xdp_slowpath_budget.h): over slow_path_limit
+ * per CPU, packets for the slow path are dropped as drop_slow_path.
  */
+#include <sched.h>
 #include "fixture.h"
 
 FIXTURE(parse)
@@ -44,9 +47,7 @@ FIXTURE_TEARDOWN(parse)
 static void expect_reason(struct __test_metadata *_metadata, FIXTURE_DATA(parse) * self, int reason)
 {
 	uint64_t before[MAGLEV_REASON_MAX], after[MAGLEV_REASON_MAX];
-	uint32_t want = reason >= MAGLEV_REASON_DROP_L2_TRUNC ? XDP_DROP
-			: reason >= MAGLEV_REASON_PASS_NOT_IP ? XDP_PASS
-							      : XDP_TX;
+	uint32_t want = maglev_reason_action((uint32_t)reason);
 	struct run_result r;
 	int i;
 
@@ -410,6 +411,121 @@ TEST_F(parse, unmutated_frames_forwarded)
 	expect_reason(_metadata, self, MAGLEV_REASON_TX_FORWARD);
 	build(self, P_AF6, IPPROTO_UDP, 4);
 	expect_reason(_metadata, self, MAGLEV_REASON_TX_FORWARD);
+}
+
+/* Per-CPU budget: the test runs on CPU 0 only, so one bucket counts. */
+static void set_slow_path_limit(struct __test_metadata *_metadata, FIXTURE_DATA(parse) * self,
+				uint32_t limit)
+{
+	struct maglev_config cfg;
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	base_config(&cfg);
+	cfg.slow_path_limit = limit;
+	ASSERT_EQ(0, maglev_dp_set_config(self->dp, &cfg));
+}
+
+/* Send n copies of self->in; the reason counts moved are returned in d. */
+static void run_n(struct __test_metadata *_metadata, FIXTURE_DATA(parse) * self, int n,
+		  uint64_t d[MAGLEV_REASON_MAX])
+{
+	uint64_t before[MAGLEV_REASON_MAX], after[MAGLEV_REASON_MAX];
+	struct run_result r;
+	int i;
+
+	ASSERT_EQ(0, maglev_dp_reason_stats(self->dp, before));
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, run_prog(self->prog, self->in, self->n, &r));
+		/* Passed up untouched; dropped; or forwarded (XDP_TX). */
+		if (r.action == XDP_PASS)
+			ASSERT_BYTES(r.out, r.len, self->in, self->n);
+	}
+	ASSERT_EQ(0, maglev_dp_reason_stats(self->dp, after));
+	for (i = 0; i < MAGLEV_REASON_MAX; i++)
+		d[i] = after[i] - before[i];
+}
+
+/* slow_path_limit 1/s (a burst of one): of 50 fragments about one goes up
+ * (one more per second the loop takes), the rest are dropped and counted;
+ * IPv6 fragments and IPv4 options on ICMP share the bucket; a packet XDP
+ * forwards itself is not touched by it.
+ */
+TEST_F(parse, slow_path_over_budget_dropped)
+{
+	uint64_t d[MAGLEV_REASON_MAX];
+	const uint8_t t[] = {44};
+	const size_t l[] = {8};
+
+	set_slow_path_limit(_metadata, self, 1);
+	build(self, P_AF4, IPPROTO_TCP, 10);
+	put16(self->in + L3 + 6, 0x2000);
+	fix_ip4(self->in + L3);
+	run_n(_metadata, self, 50, d);
+	TH_LOG("limit 1/s: %llu of 50 fragments passed, %llu dropped",
+	       (unsigned long long)d[MAGLEV_REASON_PASS_IP_FRAG],
+	       (unsigned long long)d[MAGLEV_REASON_DROP_SLOW_PATH]);
+	ASSERT_LE(1, d[MAGLEV_REASON_PASS_IP_FRAG]);
+	ASSERT_GE(3, d[MAGLEV_REASON_PASS_IP_FRAG]);
+	ASSERT_EQ(50, d[MAGLEV_REASON_PASS_IP_FRAG] + d[MAGLEV_REASON_DROP_SLOW_PATH]);
+
+	build(self, P_AF6, IPPROTO_TCP, 10);
+	insert_ext(self, t, l, 1);
+	run_n(_metadata, self, 20, d);
+	ASSERT_GE(2, d[MAGLEV_REASON_PASS_IPV6_FRAG]);
+	ASSERT_EQ(20, d[MAGLEV_REASON_PASS_IPV6_FRAG] + d[MAGLEV_REASON_DROP_SLOW_PATH]);
+
+	/* Not the slow path's: forwarded whatever the budget. */
+	build(self, P_AF4, IPPROTO_TCP, 10);
+	run_n(_metadata, self, 20, d);
+	ASSERT_EQ(20, d[MAGLEV_REASON_TX_FORWARD]);
+	ASSERT_EQ(0, d[MAGLEV_REASON_DROP_SLOW_PATH]);
+}
+
+/* Under the budget (1 M/s: a burst of 10,000) and unlimited (0): every
+ * fragment goes up, none is dropped.
+ */
+TEST_F(parse, slow_path_under_budget_passed)
+{
+	uint64_t d[MAGLEV_REASON_MAX];
+
+	build(self, P_AF4, IPPROTO_UDP, 10);
+	put16(self->in + L3 + 6, 0x0010);
+	fix_ip4(self->in + L3);
+	set_slow_path_limit(_metadata, self, 1000000);
+	run_n(_metadata, self, 500, d);
+	ASSERT_EQ(500, d[MAGLEV_REASON_PASS_IP_FRAG]);
+	ASSERT_EQ(0, d[MAGLEV_REASON_DROP_SLOW_PATH]);
+	set_slow_path_limit(_metadata, self, 0);
+	run_n(_metadata, self, 500, d);
+	ASSERT_EQ(500, d[MAGLEV_REASON_PASS_IP_FRAG]);
+	ASSERT_EQ(0, d[MAGLEV_REASON_DROP_SLOW_PATH]);
+}
+
+/* The action derived from a reason's place in the enum matches its name's
+ * group for every reason (the static assertions in include/maglev_maps.h
+ * keep the groups in order; this ties them to the names operators see).
+ */
+TEST(reason_names_match_actions)
+{
+	static const struct {
+		const char *prefix;
+		uint32_t action;
+	} g[] = {{"tx_", XDP_TX}, {"pass_", XDP_PASS}, {"drop_", XDP_DROP}};
+	uint32_t r;
+	size_t k;
+
+	for (r = 0; r < MAGLEV_REASON_MAX; r++) {
+		const char *name = maglev_dp_reason_name(r);
+
+		for (k = 0; k < 3; k++)
+			if (!strncmp(name, g[k].prefix, strlen(g[k].prefix)))
+				break;
+		ASSERT_GT(3, k) TH_LOG("reason %u (%s) has no tx_/pass_/drop_ name", r, name);
+		ASSERT_EQ(g[k].action, maglev_reason_action(r)) TH_LOG("reason %s", name);
+	}
 }
 
 TEST_HARNESS_MAIN

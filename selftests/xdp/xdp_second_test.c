@@ -17,6 +17,7 @@
 #include "fixture.h"
 #include "maglev_second.h"
 #include "maglev_decap.skel.h"
+#include "decap_cfg.h"
 
 static const uint8_t BE1[4] = {192, 0, 2, 1}, BE2[4] = {192, 0, 2, 2};
 
@@ -345,6 +346,50 @@ TEST_F(decap, no_socket_sent_on_once)
 	EXPECT_EQ(XDP_PASS, r2.action);
 	EXPECT_EQ(2, dcount(self, MAGLEV_DECAP_SC_ONCE));
 	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+}
+
+/* Strict mode (include/maglev_decap.h) keeps second chance working when the
+ * backends' prefix is allowed beside the balancer's: sent on by backend 1,
+ * taken by backend 2 (both this namespace here) from backend 1's address.
+ * A spoofed source carrying a previous owner is dropped, never sent on.
+ */
+TEST_F(decap, strict_mode_sent_on_and_delivered)
+{
+	int src = bpf_map__fd(self->skel->maps.maglev_dcp_src);
+	int dst = bpf_map__fd(self->skel->maps.maglev_dcp_dst);
+	struct flow f = self->f4;
+	uint8_t in[512], spoof[512];
+	struct run_result r, r2;
+	size_t n;
+
+	ASSERT_EQ(0, decap_set_flags(bpf_map__fd(self->skel->maps.maglev_decap_cfg),
+				     MAGLEV_DECAP_F_STRICT_SRC | MAGLEV_DECAP_F_STRICT_DST));
+	ASSERT_EQ(0, decap_allow_src(src, SRC4, 1, SRC4_PLEN));
+	ASSERT_EQ(0, decap_own_dst(dst, BE1, 1));
+	ASSERT_EQ(0, decap_own_dst(dst, BE2, 1));
+	f.sport = 40003;
+	n = gue_frame(in, &f, 0x10, BE1, BE2);
+	memcpy(spoof, in, n);
+	spoof[OFF_IP + 12] = 203; /* outer source 203.x: no balancer's */
+	put16(spoof + OFF_IP + 10, 0);
+	put16(spoof + OFF_IP + 10, csum_finish(csum_add(0, spoof + OFF_IP, 20)));
+	ASSERT_EQ(0, run_prog(self->prog, spoof, n, &r));
+	EXPECT_EQ(XDP_DROP, r.action);
+	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_DROP_SRC));
+	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+
+	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
+	ASSERT_EQ(XDP_TX, r.action);
+	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+	/* From backend 1's address: not allowed until the backends' prefix is. */
+	ASSERT_EQ(0, run_prog(self->prog, r.out, r.len, &r2));
+	EXPECT_EQ(XDP_DROP, r2.action);
+	EXPECT_EQ(2, dcount(self, MAGLEV_DECAP_DROP_SRC));
+	ASSERT_EQ(0, decap_allow_src(src, BE1, 1, 24));
+	expect_local(_metadata, self->prog, r.out, r.len);
+	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_ONCE));
+	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_DROP_DST));
 }
 
 /* No listener at all on the port: sent on as well. */

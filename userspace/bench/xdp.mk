@@ -4,7 +4,7 @@ BENCHES += $(BUILD)/bench/xdp_bench
 # Side by side with a stripped balancer (stripped.patch): builds its own copy.
 BENCHES += userspace/bench/stripped_bench.sh
 
-$(BUILD)/bench/xdp_bench: userspace/bench/xdp_bench.c selftests/xdp/pkt.h bpf/maglev_bench.h \
+$(BUILD)/bench/xdp_bench: userspace/bench/xdp_bench.c selftests/xdp/pkt.h include/maglev_bench.h \
 		userspace/bench/bench_clock.h userspace/bench/decap_bench.h $(BUILD)/libmaglev.a \
 		$(BUILD)/maglev_bench.skel.h $(BUILD)/maglev_decap.skel.h
 	@mkdir -p $(@D)

@@ -693,6 +693,78 @@ static int measure_2cpu(struct ctx *c, int prog_fd, double ns[2])
 	return 0;
 }
 
+static int set_slow_path_limit(struct ctx *c, uint32_t limit)
+{
+	struct maglev_config cfg;
+	int ret = maglev_dp_get_config(c->dp, &cfg);
+
+	if (ret)
+		return ret;
+	cfg.slow_path_limit = limit;
+	return maglev_dp_set_config(c->dp, &cfg);
+}
+
+/* Interleaved batches (issue 14 item 7): FLOOD_BATCH iterations of a flood
+ * frame, then EST_BATCH of an established flow, FLOOD_ROUNDS times; the
+ * medians of the established batches' and of the flood batches' ns/packet.
+ * The flood leaves the caches and the connection table as it would on a
+ * real CPU between two packets of the established flow. flood NULL: the
+ * established flow alone, in the same batches (the reference). Under
+ * BPF_PROG_TEST_RUN a passed packet costs nothing beyond XDP; what the
+ * stack and the module would spend on it is not in these figures.
+ */
+#define FLOOD_ROUNDS 41
+#define FLOOD_BATCH  20000
+#define EST_BATCH    2000
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int interleaved(struct ctx *c, int prog_fd, const uint8_t *est, const uint8_t *flood,
+		       uint32_t flood_vary, double *est_ns, double *flood_ns)
+{
+	double e[FLOOD_ROUNDS], f[FLOOD_ROUNDS];
+	uint64_t r0[MAGLEV_REASON_MAX], r1[MAGLEV_REASON_MAX];
+	uint8_t out[FRAME + 64];
+	int i;
+
+	maglev_dp_reason_stats(c->dp, r0);
+	for (i = 0; i < FLOOD_ROUNDS; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, fo, .data_in = c->frame, .data_size_in = FRAME,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = FLOOD_BATCH);
+		LIBBPF_OPTS(bpf_test_run_opts, eo, .data_in = c->frame, .data_size_in = FRAME,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = EST_BATCH);
+
+		f[i] = 0;
+		if (flood) {
+			if (set_packet(c, flood, flood_vary) ||
+			    bpf_prog_test_run_opts(prog_fd, &fo))
+				return -1;
+			f[i] = (double)fo.duration;
+		}
+		if (set_packet(c, est, 0) || bpf_prog_test_run_opts(prog_fd, &eo) ||
+		    eo.retval != XDP_TX)
+			return -1;
+		e[i] = (double)eo.duration;
+	}
+	maglev_dp_reason_stats(c->dp, r1);
+	/* Every established packet forwarded. */
+	if (r1[MAGLEV_REASON_TX_FORWARD] - r0[MAGLEV_REASON_TX_FORWARD] <
+	    (uint64_t)FLOOD_ROUNDS * EST_BATCH) {
+		fprintf(stderr, "path check: established packets not all forwarded\n");
+		return -1;
+	}
+	qsort(e, FLOOD_ROUNDS, sizeof(e[0]), cmp_double);
+	qsort(f, FLOOD_ROUNDS, sizeof(f[0]), cmp_double);
+	*est_ns = e[FLOOD_ROUNDS / 2];
+	*flood_ns = f[FLOOD_ROUNDS / 2];
+	return 0;
+}
+
 struct result {
 	const char *key, *what;
 	double ns;
@@ -1027,6 +1099,52 @@ int main(int argc, char **argv)
 		limited_skips = skips;
 		if (set_limit(&c, 0))
 			return 1;
+	}
+
+	/* What a flood costs established flows (issue 14 item 7): established
+	 * v4 packets interleaved with batches of new-source SYNs, of IPv4
+	 * fragments (slow path) with slow_path_limit 0 (unlimited) and with
+	 * the default, side by side in this run.
+	 */
+	if (WANT("xdp_ns_flood")) {
+		uint8_t est[FRAME], syn[FRAME], frag[FRAME];
+		double e, fl;
+
+		frame_for(est, &f4, 0x10);
+		frame_for(syn, &f4, 0x02);
+		syn[14 + 15] ^= 0x40; /* another source range than the flow's */
+		frame_for(frag, &f4, 0x10);
+		put16(frag + 14 + 6, 0x2000);
+		put16(frag + 14 + 10, 0);
+		put16(frag + 14 + 10, csum_finish(csum_add(0, frag + 14, 20)));
+		set_packet(&c, est, 0);
+		WARM();
+#define FLOOD(KEY, WHAT, FKEY, FWHAT, FL, VARY)                       \
+	do {                                                          \
+		if (interleaved(&c, wrap_fd, est, FL, VARY, &e, &fl)) \
+			return 1;                                     \
+		res[n++] = (struct result){KEY, WHAT, e};             \
+		if (FKEY[0])                                          \
+			res[n++] = (struct result){FKEY, FWHAT, fl};  \
+	} while (0)
+		if (set_slow_path_limit(&c, 0))
+			return 1;
+		FLOOD("xdp_ns_flood_none_est_v4", "established v4, no flood (same batches)", "", "",
+		      NULL, 0);
+		FLOOD("xdp_ns_flood_newflow_est_v4", "established v4 amid a new-source SYN flood",
+		      "xdp_ns_flood_newflow_pkt", "  the SYN flood itself, per packet", syn,
+		      14 + 12);
+		FLOOD("xdp_ns_flood_frag_est_v4", "established v4 amid a fragment flood, no budget",
+		      "xdp_ns_flood_frag_pkt", "  the fragments (XDP_PASS), per packet", frag, 0);
+		if (set_slow_path_limit(&c, MAGLEV_SLOW_PATH_LIMIT_DEFAULT))
+			return 1;
+		FLOOD("xdp_ns_flood_frag_budget_est_v4",
+		      "established v4 amid a fragment flood, budget 20k/s",
+		      "xdp_ns_flood_frag_budget_pkt",
+		      "  the fragments (mostly dropped), per packet", frag, 0);
+		if (set_slow_path_limit(&c, 0))
+			return 1;
+#undef FLOOD
 	}
 
 	/* Not for a VIP: through the wrapper (comparable) and direct (the

@@ -30,6 +30,7 @@ void config_defaults(struct maglevd_config *cfg)
 	cfg->nexthop_auto = true;
 	cfg->udp_idle_ms = 30000;
 	cfg->new_flow_limit = MAGLEV_NEW_FLOW_LIMIT_DEFAULT;
+	cfg->slow_path_limit = MAGLEV_SLOW_PATH_LIMIT_DEFAULT;
 	cfg->tcp_closed_ms = MAGLEV_TCP_CLOSED_NS_DEFAULT / 1000000;
 	cfg->second_chance_ms = MAGLEV_SECOND_CHANCE_MS_DEFAULT;
 	cfg->conn_table_size = MAGLEV_CONN_TABLE_SIZE;
@@ -354,6 +355,7 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 	}
 	U("mtu", cfg->mtu, 0, 65535)
 	U("new_flow_limit", cfg->new_flow_limit, 0, UINT32_MAX)
+	U("slow_path_limit", cfg->slow_path_limit, 0, UINT32_MAX)
 	U("udp_idle_timeout_ms", cfg->udp_idle_ms, 1000, 86400000)
 	U("tcp_closed_timeout_ms", cfg->tcp_closed_ms, 100, 86400000)
 	U("second_chance_ms", cfg->second_chance_ms, 100, 86400000)

@@ -56,6 +56,7 @@ struct maglevd_config {
 	uint32_t src6_prefix[4], src6_plen;
 	uint32_t mtu; /* 0: the first interface's MTU */
 	uint32_t new_flow_limit;
+	uint32_t slow_path_limit; /* slow-path packets per second per CPU; 0: unlimited */
 	uint64_t udp_idle_ms;
 	uint64_t tcp_closed_ms;	   /* bound at load: restart only */
 	uint64_t second_chance_ms; /* previous owners kept this long after a change */

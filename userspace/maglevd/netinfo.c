@@ -719,6 +719,7 @@ int daemon_dp_config(struct daemon *d, const struct maglevd_config *cfg, struct 
 	if (cfg->n_ifaces && (!cfg->src4_set || !cfg->src6_set))
 		iface_addrs(cfg->ifaces[0], mc, !cfg->src4_set, !cfg->src6_set);
 	mc->new_flow_limit = cfg->new_flow_limit;
+	mc->slow_path_limit = cfg->slow_path_limit;
 	mc->udp_idle_ns = cfg->udp_idle_ms * 1000000ULL;
 	if (!cfg->nexthop_auto) {
 		memcpy(mc->nexthop_mac, cfg->nexthop_mac, 6);

@@ -22,3 +22,10 @@ ALL_TARGETS += $(TOOLS_XDP_PASS)
 $(TOOLS_XDP_PASS): userspace/tools/xdp_pass.bpf.c
 	@mkdir -p $(@D)
 	$(CLANG) -target bpf -O2 -g -Wall -Werror -I/usr/include/$(shell $(CC) -print-multiarch) -c -o $@ $<
+
+# The backend side's decap loader (maglev-decap(8)): the decap program as a
+# skeleton, attached, pinned and configured (strict mode).
+MAGLEV_DECAP_TOOL := $(BUILD)/maglev-decap
+ALL_TARGETS += $(MAGLEV_DECAP_TOOL)
+$(MAGLEV_DECAP_TOOL): userspace/tools/maglev_decap.c include/maglev_decap.h $(BUILD)/maglev_decap.skel.h
+	$(CC) $(CFLAGS) -Iinclude -I$(BUILD) -o $@ $< -lbpf -lelf -lz

@@ -2,7 +2,7 @@
 /*
  * The wrapper's packet and cycle (maglev_bench_pkt, maglev_bench_vary), and
  * the flow-table slot of the benchmark's minimal forwarder (maglev_bench_floor
- * in maglev_bench.bpf.c), shared with userspace/bench/xdp_bench.c, which
+ * in bpf/maglev_bench.bpf.c), shared with userspace/bench/xdp_bench.c, which
  * fills it.
  */
 #ifndef MAGLEV_BENCH_H
