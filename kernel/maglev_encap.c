@@ -2,8 +2,9 @@
 /*
  * Encapsulation toward a backend, in the XDP program's wire format: IPIP in
  * all four family pairs (IPv4 or IPv6 inner by the VIP, IPv4 or IPv6 outer
- * by the backend) or GUE (outer UDP to the VIP's GUE port, a 4-byte GUE
- * version 0 header naming the inner protocol, the inner IP packet). The
+ * by the backend) or GUE (include/maglev_gue.h: outer UDP to the VIP's GUE
+ * port, the GUE header naming the inner protocol, with second chance the
+ * slot's previous owner in its optional fields, the inner IP packet). The
  * balancer is a forwarding hop: the inner TTL / hop limit is decremented
  * (RFC 2003 3.1). The outer packet goes out via ip_local_out/ip6_local_out,
  * so routing, the OUTPUT hooks and fragmentation of an outer packet larger
@@ -23,10 +24,8 @@
 #include <net/route.h>
 
 #include "maglev.h"
+#include "maglev_gue.h"
 
-/* GUE source ports: 0x8000 | 15 bits of the flow fold, as in XDP. */
-#define MAGLEV_GUE_SPORT_BASE 0x8000
-#define MAGLEV_GUE_SPORT_MASK 0x7fff
 /* The 20 bits of an IPv6 flow label, host order. */
 #define MAGLEV_FLOWLABEL_BITS 0xfffff
 
@@ -71,22 +70,37 @@ static void maglev_outer_src6(const struct maglev_settings *cfg, u32 fold,
 	src->s6_addr32[3] = htonl((ntohl(src->s6_addr32[3]) & ~m) | (fold & m));
 }
 
-/* GUE version 0, no optional fields: version/C/hlen 0, then the protocol. */
-#define MAGLEV_GUE_HLEN 4
-
-static void maglev_gue_push(struct sk_buff *skb, u32 params, u32 fold, u8 inner_proto)
+/* Bytes of UDP + GUE in front of the inner packet (0: IPIP). */
+static int maglev_gue_len(bool gue, const struct maglev_pick *p)
 {
-	struct udphdr *uh;
-	u8 *gue;
+	if (!gue)
+		return 0;
+	return sizeof(struct udphdr) + sizeof(struct maglev_gue_hdr) +
+	       (p->prev ? sizeof(struct maglev_gue_prev) : 0);
+}
 
-	gue = skb_push(skb, MAGLEV_GUE_HLEN);
-	gue[0] = 0;
-	gue[1] = inner_proto;
-	gue[2] = 0;
-	gue[3] = 0;
+/* UDP and GUE headers, the previous owner in the options if p carries one. */
+static void maglev_gue_push(struct sk_buff *skb, u32 params, u32 fold, u8 inner_proto,
+			    const struct maglev_pick *p)
+{
+	struct maglev_gue_hdr *gh;
+	struct udphdr *uh;
+
+	if (p->prev) {
+		struct maglev_gue_prev *gp = skb_push(skb, sizeof(*gp));
+
+		gp->type = MAGLEV_GUE_PREV_TYPE;
+		gp->family = p->prev->family;
+		gp->pad = 0;
+		memcpy(gp->addr, p->prev->addr.words, sizeof(gp->addr));
+	}
+	gh = skb_push(skb, sizeof(*gh));
+	gh->ver_c_hlen = p->prev ? MAGLEV_GUE_PREV_WORDS : 0;
+	gh->proto = inner_proto;
+	gh->flags = p->prev ? htons(MAGLEV_GUE_F_PREV) : 0;
 	uh = skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
-	uh->source = htons(MAGLEV_GUE_SPORT_BASE | (fold & MAGLEV_GUE_SPORT_MASK));
+	uh->source = htons(MAGLEV_GUE_SPORT(fold));
 	uh->dest = maglev_vip_gue_port(params);
 	uh->len = htons(skb->len);
 	uh->check = 0;
@@ -138,6 +152,8 @@ static void maglev_sent(struct maglev_net *mn, const struct maglev_pick *p,
 	}
 	maglev_count(mn, MAGLEV_STAT_FORWARDED, 1);
 	maglev_count(mn, MAGLEV_STAT_FORWARDED_BYTES, inner_len);
+	if (p->prev)
+		maglev_count(mn, MAGLEV_STAT_SC_CARRIED, 1);
 	if (fl->icmp)
 		maglev_count(mn, MAGLEV_STAT_ICMP_FORWARDED, 1);
 	this_cpu_inc(p->vip->stats->packets);
@@ -150,7 +166,7 @@ static void maglev_xmit4(struct net *net, struct maglev_net *mn, const struct ma
 {
 	u32 params = READ_ONCE(p->vip->params);
 	bool gue = maglev_vip_encap(params) == MAGLEV_ENCAP_GUE;
-	int hlen = sizeof(struct iphdr) + (gue ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0);
+	int hlen = sizeof(struct iphdr) + maglev_gue_len(gue, p);
 	struct flowi4 fl4 = {
 		.daddr = p->be->addr.v4,
 		.saddr = maglev_outer_src4(p->cfg, fold),
@@ -178,7 +194,7 @@ static void maglev_xmit4(struct net *net, struct maglev_net *mn, const struct ma
 		return;
 	}
 	if (gue)
-		maglev_gue_push(skb, params, fold, inner_proto);
+		maglev_gue_push(skb, params, fold, inner_proto, p);
 	iph = skb_push(skb, sizeof(*iph));
 	skb_reset_network_header(skb);
 	iph->version = 4;
@@ -205,7 +221,7 @@ static void maglev_xmit6(struct net *net, struct maglev_net *mn, const struct ma
 {
 	u32 params = READ_ONCE(p->vip->params);
 	bool gue = maglev_vip_encap(params) == MAGLEV_ENCAP_GUE;
-	int hlen = sizeof(struct ipv6hdr) + (gue ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0);
+	int hlen = sizeof(struct ipv6hdr) + maglev_gue_len(gue, p);
 	struct flowi6 fl6 = {
 		.daddr = p->be->addr.v6,
 		.flowi6_proto = gue ? IPPROTO_UDP : inner_proto,
@@ -230,7 +246,7 @@ static void maglev_xmit6(struct net *net, struct maglev_net *mn, const struct ma
 		return;
 	}
 	if (gue)
-		maglev_gue_push(skb, params, fold, inner_proto);
+		maglev_gue_push(skb, params, fold, inner_proto, p);
 	ip6h = skb_push(skb, sizeof(*ip6h));
 	skb_reset_network_header(skb);
 	/* The flow label carries the flow fold, for ECMP past the balancer. */

@@ -598,6 +598,7 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 {
 	struct maglev_backend_spec *specs;
 	uint32_t *map, n = 0, i;
+	const uint32_t *prev;
 	struct maglev_err merr;
 	double t0 = now_ms(), t1;
 	int r;
@@ -643,8 +644,8 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 		memset(tbl_idx, 0, sizeof(tbl_idx));
 	}
 	t1 = now_ms();
-	r = table_swap_live(ctx->dp, v->id, tbl_idx, second_chance_prev(v, ctx, tbl_idx, tbl_prev),
-			    err, errlen);
+	prev = second_chance_prev(v, ctx, tbl_idx, tbl_prev);
+	r = table_swap_live(ctx->dp, v->id, tbl_idx, prev, err, errlen);
 	log_debug("table of VIP %u: build %.3f ms, swap %.3f ms", v->id, t1 - t0, now_ms() - t1);
 	if (r)
 		goto out;
@@ -652,7 +653,7 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 	v->table_slots_used = n;
 	v->digest = drift_table_digest(v, tbl_idx);
 	remember_rendezvous(v, ctx, &specs, n);
-	slowpath_table(v, tbl_idx);
+	slowpath_table(v, tbl_idx, prev);
 	v->rebuild_ms = now_ms() - t0;
 out:
 	free(specs);

@@ -7,6 +7,7 @@
 #include "log.h"
 #include "maglev_second.h"
 #include "second_chance.h"
+#include "slowpath.h"
 #include "table_swap.h"
 
 /* The live table, read back (one daemon thread uses these). */
@@ -79,9 +80,12 @@ void second_chance_tick(struct daemon *d)
 				 strerror(-r));
 			continue;
 		}
-		if (table_swap_live(d->dp, v->id, live_owner, NULL, err, sizeof(err)))
+		if (table_swap_live(d->dp, v->id, live_owner, NULL, err, sizeof(err))) {
 			log_warn("second chance: VIP %u: %s", v->id, err);
-		else
-			log_debug("second chance: VIP %u: previous owners dropped", v->id);
+			continue;
+		}
+		log_debug("second chance: VIP %u: previous owners dropped", v->id);
+		/* The module's copy too (same generation: only prev changed). */
+		slowpath_table(v, live_owner, NULL);
 	}
 }
