@@ -13,6 +13,13 @@
  * previous owner, a UDP packet and an IPIP VIP carry nothing; a table pushed
  * again without previous owners (the window's end) stops the carrying. A
  * chunk whose previous owners do not match its entries is refused.
+ *
+ * Issue 14 item 10: a fourth backend, mlk-d, runs only the project's decap
+ * program on its eth0 (no tunnel device, no fou): a 3,000-byte UDP datagram
+ * sent in fragments as large as the client link allows reaches a real UDP
+ * socket on the VIP there whole, over GUE (IPv4 and IPv6) and IPIP. The
+ * module re-fragments the reassembled datagram before encapsulating it; an
+ * outer packet fragmented by the stack would never reach that socket.
  */
 #include <poll.h>
 #include <signal.h>
@@ -64,7 +71,7 @@ static void topology_down(void)
 {
 	if (g_topology_up && getpid() == g_main_pid) {
 		g_topology_up = 0;
-		if (system("selftests/kmod/topo.sh down"))
+		if (system("ip netns del mlk-d 2>/dev/null; selftests/kmod/topo.sh down"))
 			fprintf(stderr, "# topo.sh down failed\n");
 	}
 }
@@ -108,6 +115,79 @@ static int push_tables(struct slowpath_nl *nl, uint64_t gen, int with_prev)
 		}
 		err = slowpath_nl_table_push_prev(nl, &key, gen, own, with_prev ? prv : NULL,
 						  TABLE_SIZE);
+	}
+	return err;
+}
+
+/* VIPs served only by mlk-d (backend 4 / 14): GUE over IPv4 and IPv6, IPIP. */
+static const struct sc_vip dvips[] = {
+	{MAGLEV_AF_INET, "198.51.100.13", IPPROTO_UDP, MAGLEV_ENCAP_GUE, 0},
+	{MAGLEV_AF_INET6, "2001:db8:100::13", IPPROTO_UDP, MAGLEV_ENCAP_GUE, 10},
+	{MAGLEV_AF_INET, "198.51.100.14", IPPROTO_UDP, MAGLEV_ENCAP_IPIP, 0},
+};
+
+#define NDVIPS ((int)(sizeof(dvips) / sizeof(dvips[0])))
+
+static struct maglev_vip_key dvip_key_of(int v)
+{
+	struct maglev_vip_key k = {
+		.family = dvips[v].family,
+		.proto = dvips[v].proto,
+		.port = htons(KMOD_VIP_PORT),
+	};
+
+	inet_pton(dvips[v].family == MAGLEV_AF_INET ? AF_INET : AF_INET6, dvips[v].addr, k.addr);
+	return k;
+}
+
+/* mlk-d behind lb4 of the balancer: addresses, the VIPs on lo, and the
+ * decap program in native XDP mode on eth0. Nothing else decapsulates.
+ */
+static int decap_only_setup(struct slowpath_nl *nl)
+{
+	static const char *const cmds =
+		"ip netns add mlk-d && "
+		"ip -n mlk-lb link add lb4 type veth peer name eth0 netns mlk-d && "
+		"ip -n mlk-lb -b - <<EOF\n"
+		"link set lb4 up\n"
+		"addr add 203.0.113.33/29 dev lb4\n"
+		"addr add 2001:db8:2:4::1/64 dev lb4 nodad\n"
+		"EOF\n"
+		"ip -n mlk-d -b - <<EOF\n"
+		"link set lo up\n"
+		"link set eth0 up\n"
+		"addr add 203.0.113.34/29 dev eth0\n"
+		"addr add 2001:db8:2:4::2/64 dev eth0 nodad\n"
+		"addr add 198.51.100.13/32 dev lo\n"
+		"addr add 198.51.100.14/32 dev lo\n"
+		"addr add 2001:db8:100::13/128 dev lo nodad\n"
+		"link set dev eth0 xdpdrv obj build/bpf/maglev_decap.bpf.o sec xdp\n"
+		"EOF\n";
+	static uint32_t own[TABLE_SIZE];
+	struct maglev_backend b4 = {.family = MAGLEV_AF_INET};
+	struct maglev_backend b6 = {.family = MAGLEV_AF_INET6};
+	int v, err;
+	uint32_t i;
+
+	if (system(cmds)) {
+		fprintf(stderr, "# cannot set up the decap-only backend mlk-d\n");
+		return -EIO;
+	}
+	if (kmod_setns("mlk-lb"))
+		return -errno;
+	backend_addr(4, (uint8_t *)b4.addr);
+	backend_addr(14, (uint8_t *)b6.addr);
+	err = slowpath_nl_backend_set(nl, 4, &b4) ?: slowpath_nl_backend_set(nl, 14, &b6);
+	for (v = 0; v < NDVIPS && !err; v++) {
+		struct maglev_vip_info info = {.encap = dvips[v].encap};
+		struct maglev_vip_key key = dvip_key_of(v);
+
+		if (info.encap == MAGLEV_ENCAP_GUE)
+			info.gue_port = htons(KMOD_GUE_PORT);
+		for (i = 0; i < TABLE_SIZE; i++)
+			own[i] = dvips[v].base + 4;
+		err = slowpath_nl_vip_set(nl, &key, &info)
+			      ?: slowpath_nl_table_push(nl, &key, 1, own, TABLE_SIZE);
 	}
 	return err;
 }
@@ -156,6 +236,8 @@ static int setup(void)
 	}
 	if (!err)
 		err = push_tables(nl, 1, 1);
+	if (!err)
+		err = decap_only_setup(nl);
 	if (err)
 		fprintf(stderr, "# configuring the module: %s\n", slowpath_nl_errmsg(nl));
 	slowpath_nl_close(nl);
@@ -546,6 +628,82 @@ TEST_F(sc, chunk_prev_mismatch_refused)
 	ASSERT_EQ(0, slowpath_nl_vip_get(self->c.nl, &key, &st1));
 	EXPECT_EQ(st0.table_gen, st1.table_gen);
 	EXPECT_EQ(st0.table_size, st1.table_size);
+}
+
+/*
+ * 3,000 bytes of UDP in fragments of 1,480 (IPv4) or 1,448 (IPv6) payload
+ * bytes: the client link's largest. Reassembled and encapsulated whole, the
+ * outer packet would exceed the balancer's 1,500-byte link and leave in
+ * outer fragments, which the decap program passes to a stack with no tunnel.
+ */
+TEST(decap_only_backend_gets_3000_byte_datagram)
+{
+	static uint8_t payload[3000], got[4000];
+	static struct kmod_frame fr[KMOD_MAX_FRAGS];
+	struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons(KMOD_VIP_PORT)};
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons(KMOD_VIP_PORT)};
+	struct slowpath_stats st0, st1;
+	struct slowpath_nl *nl;
+	int fd4, fd6, client, v, one = 1;
+	size_t i;
+
+	for (i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)kmod_rand(&g_rand);
+	ASSERT_EQ(0, kmod_setns("mlk-d"));
+	fd4 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	fd6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_LE(0, fd4);
+	ASSERT_LE(0, fd6);
+	setsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	ASSERT_EQ(0, bind(fd4, (struct sockaddr *)&a4, sizeof(a4)));
+	ASSERT_EQ(0, bind(fd6, (struct sockaddr *)&a6, sizeof(a6)));
+	client = kmod_client_socket();
+	ASSERT_LE(0, client);
+	ASSERT_EQ(0, kmod_setns("mlk-lb"));
+	ASSERT_EQ(0, slowpath_nl_open(&nl));
+	ASSERT_EQ(0, slowpath_nl_stats(nl, &st0));
+	for (v = 0; v < NDVIPS; v++) {
+		int v6 = dvips[v].family == MAGLEV_AF_INET6, fd = v6 ? fd6 : fd4;
+		struct kmod_shape frag = {.frag = v6 ? 1448 : 1480};
+		struct maglev_vip_key key = dvip_key_of(v);
+		struct maglev_flow_key f = {.family = key.family, .proto = IPPROTO_UDP};
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		ssize_t n;
+		int nf;
+
+		memcpy(f.dst, key.addr, sizeof(f.dst));
+		if (v6) {
+			f.src[0] = htonl(0x20010db8);
+			f.src[1] = htonl(0x000c0000);
+			f.src[3] = htonl(0x100 + v);
+		} else {
+			f.src[0] = htonl(0xc6336490 + v); /* 198.51.100.144 + v */
+		}
+		f.sport = htons(40000 + v);
+		f.dport = htons(KMOD_VIP_PORT);
+		nf = kmod_build(&f, payload, sizeof(payload), &frag, 0x7700 + v, fr);
+		ASSERT_EQ(3, nf);
+		ASSERT_EQ(0, kmod_send_frames(client, fr, NULL, nf));
+		ASSERT_EQ(1, poll(&p, 1, 3000))
+		{
+			TH_LOG("VIP %s (%s): the datagram never reached the decap-only backend",
+			       dvips[v].addr, dvips[v].encap == MAGLEV_ENCAP_GUE ? "GUE" : "IPIP");
+		}
+		n = recvfrom(fd, got, sizeof(got), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		ASSERT_EQ((ssize_t)sizeof(payload), n);
+		EXPECT_EQ(0, memcmp(payload, got, sizeof(payload)));
+		EXPECT_EQ(0, v6 ? memcmp(&((struct sockaddr_in6 *)&from)->sin6_addr, f.src, 16)
+				: memcmp(&((struct sockaddr_in *)&from)->sin_addr, f.src, 4));
+	}
+	ASSERT_EQ(0, slowpath_nl_stats(nl, &st1));
+	EXPECT_EQ(NDVIPS, st1.cnt[MAGLEV_STAT_FORWARDED] - st0.cnt[MAGLEV_STAT_FORWARDED]);
+	EXPECT_EQ(0, st1.cnt[MAGLEV_STAT_SC_CARRIED] - st0.cnt[MAGLEV_STAT_SC_CARRIED]);
+	slowpath_nl_close(nl);
+	close(client);
+	close(fd4);
+	close(fd6);
 }
 
 static void __attribute__((constructor)) __constructor_order_last(void)
