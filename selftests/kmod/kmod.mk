@@ -33,5 +33,10 @@ $(KMOD_TEST_DIR)/kmod_xdp_diff: selftests/kmod/kmod_xdp_diff.c $(KMOD_TEST_DEPS)
 ALL_TARGETS += $(KMOD_TESTS)
 VM_TESTS += $(KMOD_TESTS)
 
+# The client library's encoding (table push with previous owners, LOOKUP),
+# against a fake netlink peer in the test itself: a host-side test.
+ALL_TARGETS += $(KMOD_TEST_DIR)/slowpath_nl_encode
+TESTS += $(KMOD_TEST_DIR)/slowpath_nl_encode
+
 # vm-run's clean-up of a failed initramfs build: a host-side test.
 TESTS += selftests/kmod/vm_run_cleanup
