@@ -36,6 +36,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include "maglev_gue.h"
 #include "maglev_hash.h"
 #include "maglev_maps.h"
 #include "maglev_hc.h"
@@ -43,7 +44,6 @@
 
 #define HC_OUTER_TTL 64
 #define HC_IP_DF     0x4000
-#define HC_GUE_HLEN  4
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -70,9 +70,7 @@ struct {
 
 struct hc_gue {
 	struct udphdr udp;
-	__u8 ver_c_hlen;
-	__u8 proto;
-	__be16 flags;
+	struct maglev_gue_hdr gue;
 };
 
 static __always_inline int hc_count(__u32 what, int verdict)
@@ -212,10 +210,10 @@ int maglev_hc(struct __sk_buff *skb)
 	if (gue) {
 		struct hc_gue g = {};
 
-		g.udp.source = bpf_htons(0x8000 | (fold & 0x7fff));
+		g.udp.source = bpf_htons(MAGLEV_GUE_SPORT(fold));
 		g.udp.dest = t->gue_port ? t->gue_port : bpf_htons(MAGLEV_GUE_PORT_DEFAULT);
 		g.udp.len = bpf_htons(inner_len + sizeof(g));
-		g.proto = inner_proto;
+		g.gue.proto = inner_proto;
 		if (bpf_skb_store_bytes(
 			    skb,
 			    ETH_HLEN + (outer6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)), &g,

@@ -14,6 +14,7 @@
 #include <linux/icmpv6.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include "maglev_gue.h"
 
 #ifndef ETH_P_8021Q
 #define ETH_P_8021Q 0x8100
@@ -35,7 +36,6 @@
 #define MAGLEV_TCP_RST 0x04
 #define MAGLEV_TCP_ACK 0x10
 
-#define MAGLEV_GUE_HLEN 4
 /* IPv6 minimum link MTU: never advertise less in packet-too-big. */
 #define MAGLEV_IPV6_MIN_MTU 1280
 
@@ -65,13 +65,6 @@ struct icmphdr {
 struct maglev_vlan_hdr {
 	__be16 tci;
 	__be16 proto;
-};
-
-/* GUE version 0 header without optional fields (draft-ietf-intarea-gue). */
-struct maglev_gue_hdr {
-	__u8 ver_c_hlen; /* version 0, C 0, hlen 0 */
-	__u8 proto;	 /* IPPROTO_IPIP or IPPROTO_IPV6 */
-	__be16 flags;
 };
 
 /* The 6.1 verifier does not track the range of a byte swap; a length used

@@ -197,7 +197,7 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 
 		if ((void *)(gh + 1) > data_end)
 			return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
-		uh->source = bpf_htons(0x8000 | (fold & 0x7fff));
+		uh->source = bpf_htons(MAGLEV_GUE_SPORT(fold));
 		uh->dest = gue_port;
 		uh->len = bpf_htons(pkt->l3_len + sizeof(*uh) + MAGLEV_GUE_HLEN + opt);
 		uh->check = 0;

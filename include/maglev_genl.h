@@ -43,10 +43,11 @@ enum maglev_genl_cmd {
 	MAGLEV_CMD_BACKEND_DEL,	 /* BACKEND_IDX */
 	MAGLEV_CMD_BACKEND_GET,	 /* BACKEND_IDX -> BACKEND_IDX, FAMILY, ADDR; dump: all */
 	MAGLEV_CMD_TABLE_BEGIN,	 /* VIP key, GEN, TABLE_SIZE: stage a new table */
-	MAGLEV_CMD_TABLE_CHUNK,	 /* VIP key, GEN, OFFSET, ENTRIES: in order */
+	MAGLEV_CMD_TABLE_CHUNK,	 /* VIP key, GEN, OFFSET, ENTRIES, PREV_ENTRIES?: in order */
 	MAGLEV_CMD_TABLE_COMMIT, /* VIP key, GEN: swap the complete staged table in */
 	MAGLEV_CMD_LOOKUP,	 /* flow: FAMILY, SADDR, ADDR, SPORT, PORT, PROTO ->
-				  * BACKEND_IDX, SLOT, TABLE_GEN (what the hook would pick)
+				  * BACKEND_IDX, SLOT, TABLE_GEN, PREV_IDX (what the
+				  * hook would pick)
 				  */
 	MAGLEV_CMD_STATS_GET,	 /* reply: the MAGLEV_STAT_* counters, nested in STATS */
 	__MAGLEV_CMD_MAX,
@@ -80,15 +81,24 @@ enum maglev_genl_attr {
 	MAGLEV_A_STATS,	      /* nested (reply): MAGLEV_STAT_* u64 attributes */
 	MAGLEV_A_PAD,
 	/* Added later (appended, numbering above unchanged): */
-	MAGLEV_A_SRC4_PLEN, /* u8 1..32, with SRC4: per-flow source inside SRC4/len
-			     * (host bits from the XDP program's flow fold); absent: 32
-			     */
-	MAGLEV_A_SRC6_PLEN, /* u8 1..128, with SRC6: the same for IPv6 (only the low
-			     * 32 bits vary, as in XDP); absent: 128
-			     */
-	MAGLEV_A_DROPS,	    /* u64 (reply, VIP_GET): packets of the VIP dropped after
-			     * the pick (no backend, no route, too big, TTL, tx error)
-			     */
+	MAGLEV_A_SRC4_PLEN,    /* u8 1..32, with SRC4: per-flow source inside SRC4/len
+				* (host bits from the XDP program's flow fold); absent: 32
+				*/
+	MAGLEV_A_SRC6_PLEN,    /* u8 1..128, with SRC6: the same for IPv6 (only the low
+				* 32 bits vary, as in XDP); absent: 128
+				*/
+	MAGLEV_A_DROPS,	       /* u64 (reply, VIP_GET): packets of the VIP dropped after
+				* the pick (no backend, no route, too big, TTL, tx error)
+				*/
+	MAGLEV_A_PREV_ENTRIES, /* binary, as ENTRIES and of its length (TABLE_CHUNK):
+				* each slot's previous owner, 0: none. Second
+				* chance: on a GUE VIP a TCP packet that is no SYN
+				* and whose slot has one carries it in GUE
+				* (include/maglev_gue.h). maglevd sends them only
+				* for --second-chance VIPs, during the window.
+				* Absent in every chunk: no previous owners.
+				*/
+	MAGLEV_A_PREV_IDX,     /* u32 (reply, LOOKUP): the slot's previous owner, 0: none */
 	__MAGLEV_A_MAX,
 };
 
@@ -109,6 +119,7 @@ enum maglev_genl_stat {
 	/* Added later (appended): */
 	MAGLEV_STAT_TOO_BIG,	    /* dropped: outer length field would overflow */
 	MAGLEV_STAT_ICMP_FORWARDED, /* of FORWARDED: ICMP errors about a VIP flow */
+	MAGLEV_STAT_SC_CARRIED,	    /* of FORWARDED: carried a previous owner in GUE */
 	__MAGLEV_STAT_MAX,
 };
 

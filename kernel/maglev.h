@@ -24,12 +24,17 @@
 
 #define MAGLEV_VIP_HASH_BITS 8
 
-/* A Maglev lookup table: slot -> backend index (0: none). */
+/*
+ * A Maglev lookup table: slot -> backend index (0: none). prev: each slot's
+ * previous owner (second chance, 0: none), or NULL when no chunk carried
+ * any; allocated with the first chunk that does.
+ */
 struct maglev_table {
 	struct rcu_head rcu;
 	u64 gen;
 	u32 size;
 	u32 filled; /* entries written so far while staged */
+	u32 *prev;
 	u32 entries[];
 };
 
@@ -107,6 +112,7 @@ struct maglev_flow {
 	u8 proto;
 	u8 family;
 	bool icmp; /* an ICMP error about this flow, not the flow's own packet */
+	bool syn;  /* a TCP SYN: never carries a previous owner */
 };
 
 /* The result of a pick: everything the hook and LOOKUP report or use. */
@@ -114,10 +120,13 @@ struct maglev_pick {
 	struct maglev_vip *vip;
 	const struct maglev_settings *cfg;
 	const struct maglev_backend_entry *be;
+	/* Second chance: the slot's previous owner to carry in GUE, or NULL. */
+	const struct maglev_backend_entry *prev;
 	u64 hash;
 	u64 gen;
 	u32 slot;
 	u32 idx;
+	u32 prev_idx; /* the slot's previous owner in the table, 0: none */
 };
 
 extern unsigned int maglev_net_id;
@@ -145,7 +154,8 @@ int maglev_backend_del(struct maglev_net *mn, u32 idx);
 int maglev_config_set(struct maglev_net *mn, const struct maglev_settings *cfg);
 int maglev_table_begin(struct maglev_vip *vip, u64 gen, u32 size);
 int maglev_table_chunk(struct maglev_vip *vip, u64 gen, u32 offset, const void *entries,
-		       u32 n, struct netlink_ext_ack *extack);
+		       const void *prev, u32 n, struct netlink_ext_ack *extack);
+void maglev_table_free(struct maglev_table *t);
 int maglev_table_commit(struct maglev_vip *vip, u64 gen, struct netlink_ext_ack *extack);
 u64 maglev_flow_hash(const struct maglev_settings *cfg, const struct maglev_flow *fl);
 int maglev_pick(struct maglev_net *mn, const struct maglev_flow *fl, struct maglev_pick *p);

@@ -2,13 +2,17 @@
 /*
  * Encapsulation toward a backend, in the XDP program's wire format: IPIP in
  * all four family pairs (IPv4 or IPv6 inner by the VIP, IPv4 or IPv6 outer
- * by the backend) or GUE (outer UDP to the VIP's GUE port, a 4-byte GUE
- * version 0 header naming the inner protocol, the inner IP packet). The
+ * by the backend) or GUE (include/maglev_gue.h: outer UDP to the VIP's GUE
+ * port, the GUE header naming the inner protocol, with second chance the
+ * slot's previous owner in its optional fields, the inner IP packet). The
  * balancer is a forwarding hop: the inner TTL / hop limit is decremented
  * (RFC 2003 3.1). The outer packet goes out via ip_local_out/ip6_local_out,
- * so routing, the OUTPUT hooks and fragmentation of an outer packet larger
- * than the path MTU are the stack's: the outer header never sets DF, and
- * IPv6 outer packets may be fragmented here.
+ * so routing and the OUTPUT hooks are the stack's. An inner packet that
+ * would not fit the route's MTU with the outer headers is cut first when
+ * it was reassembled here (or is IPv4 without DF), to fragments no larger
+ * than the client's (maglev_refragment), so a backend without tunnel
+ * devices still gets it. Beyond that the stack fragments the outer packet:
+ * its header never sets DF, and IPv6 outer packets may be fragmented here.
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -23,10 +27,8 @@
 #include <net/route.h>
 
 #include "maglev.h"
+#include "maglev_gue.h"
 
-/* GUE source ports: 0x8000 | 15 bits of the flow fold, as in XDP. */
-#define MAGLEV_GUE_SPORT_BASE 0x8000
-#define MAGLEV_GUE_SPORT_MASK 0x7fff
 /* The 20 bits of an IPv6 flow label, host order. */
 #define MAGLEV_FLOWLABEL_BITS 0xfffff
 
@@ -71,22 +73,37 @@ static void maglev_outer_src6(const struct maglev_settings *cfg, u32 fold,
 	src->s6_addr32[3] = htonl((ntohl(src->s6_addr32[3]) & ~m) | (fold & m));
 }
 
-/* GUE version 0, no optional fields: version/C/hlen 0, then the protocol. */
-#define MAGLEV_GUE_HLEN 4
-
-static void maglev_gue_push(struct sk_buff *skb, u32 params, u32 fold, u8 inner_proto)
+/* Bytes of UDP + GUE in front of the inner packet (0: IPIP). */
+static int maglev_gue_len(bool gue, const struct maglev_backend_entry *prev)
 {
-	struct udphdr *uh;
-	u8 *gue;
+	if (!gue)
+		return 0;
+	return sizeof(struct udphdr) + sizeof(struct maglev_gue_hdr) +
+	       (prev ? sizeof(struct maglev_gue_prev) : 0);
+}
 
-	gue = skb_push(skb, MAGLEV_GUE_HLEN);
-	gue[0] = 0;
-	gue[1] = inner_proto;
-	gue[2] = 0;
-	gue[3] = 0;
+/* UDP and GUE headers, the previous owner in the options if prev is set. */
+static void maglev_gue_push(struct sk_buff *skb, u32 params, u32 fold, u8 inner_proto,
+			    const struct maglev_backend_entry *prev)
+{
+	struct maglev_gue_hdr *gh;
+	struct udphdr *uh;
+
+	if (prev) {
+		struct maglev_gue_prev *gp = skb_push(skb, sizeof(*gp));
+
+		gp->type = MAGLEV_GUE_PREV_TYPE;
+		gp->family = prev->family;
+		gp->pad = 0;
+		memcpy(gp->addr, prev->addr.words, sizeof(gp->addr));
+	}
+	gh = skb_push(skb, sizeof(*gh));
+	gh->ver_c_hlen = prev ? MAGLEV_GUE_PREV_WORDS : 0;
+	gh->proto = inner_proto;
+	gh->flags = prev ? htons(MAGLEV_GUE_F_PREV) : 0;
 	uh = skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
-	uh->source = htons(MAGLEV_GUE_SPORT_BASE | (fold & MAGLEV_GUE_SPORT_MASK));
+	uh->source = htons(MAGLEV_GUE_SPORT(fold));
 	uh->dest = maglev_vip_gue_port(params);
 	uh->len = htons(skb->len);
 	uh->check = 0;
@@ -117,136 +134,237 @@ static void maglev_gue_csum6(struct sk_buff *skb, const struct in6_addr *saddr,
 }
 
 /* A packet of p->vip lost after the pick: counted by reason and per VIP. */
-static void maglev_drop(struct maglev_net *mn, const struct maglev_pick *p,
-			enum maglev_genl_stat why, struct sk_buff *skb)
+static void maglev_lost(struct maglev_net *mn, const struct maglev_pick *p,
+			enum maglev_genl_stat why)
 {
 	maglev_count(mn, why, 1);
 	this_cpu_inc(p->vip->stats->drops);
+}
+
+static void maglev_drop(struct maglev_net *mn, const struct maglev_pick *p,
+			enum maglev_genl_stat why, struct sk_buff *skb)
+{
+	maglev_lost(mn, p, why);
 	kfree_skb(skb);
 }
 
-/* Account for what the stack did with the outer packet: a VIP's packets
- * and bytes count only what was handed on successfully.
+/* Account for one inner packet (all its fragments) once it was handed on:
+ * a VIP's packets and bytes count only what was sent successfully.
  */
 static void maglev_sent(struct maglev_net *mn, const struct maglev_pick *p,
-			const struct maglev_flow *fl, int err, unsigned int inner_len)
+			const struct maglev_flow *fl, unsigned int inner_len, bool carried)
 {
-	if (net_xmit_eval(err)) {
-		maglev_count(mn, MAGLEV_STAT_TX_ERROR, 1);
-		this_cpu_inc(p->vip->stats->drops);
-		return;
-	}
 	maglev_count(mn, MAGLEV_STAT_FORWARDED, 1);
 	maglev_count(mn, MAGLEV_STAT_FORWARDED_BYTES, inner_len);
+	if (carried)
+		maglev_count(mn, MAGLEV_STAT_SC_CARRIED, 1);
 	if (fl->icmp)
 		maglev_count(mn, MAGLEV_STAT_ICMP_FORWARDED, 1);
 	this_cpu_inc(p->vip->stats->packets);
 	this_cpu_add(p->vip->stats->bytes, inner_len);
 }
 
-static void maglev_xmit4(struct net *net, struct maglev_net *mn, const struct maglev_pick *p,
-			 const struct maglev_flow *fl, struct sk_buff *skb, u32 fold,
-			 u8 inner_proto, u8 tos, unsigned int inner_len)
-{
-	u32 params = READ_ONCE(p->vip->params);
-	bool gue = maglev_vip_encap(params) == MAGLEV_ENCAP_GUE;
-	int hlen = sizeof(struct iphdr) + (gue ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0);
-	struct flowi4 fl4 = {
-		.daddr = p->be->addr.v4,
-		.saddr = maglev_outer_src4(p->cfg, fold),
-		.flowi4_proto = gue ? IPPROTO_UDP : inner_proto,
-		.flowi4_mark = skb->mark,
-		/* A per-flow source from a prefix need not be a local address. */
-		.flowi4_flags = FLOWI_FLAG_ANYSRC,
+/* What every outer packet of one inner packet (or of its fragments) shares. */
+struct maglev_tx {
+	struct net *net;
+	const struct maglev_pick *p;
+	/* Second chance: the previous owner carried in GUE, or NULL. */
+	const struct maglev_backend_entry *prev;
+	struct dst_entry *dst; /* the outer route; one reference held */
+	u32 params;
+	u32 fold;
+	int hlen; /* outer IP + UDP + GUE */
+	bool gue;
+	bool outer6;
+	u8 inner_proto;
+	u8 tos;
+	union {
+		struct flowi4 fl4;
+		struct flowi6 fl6;
 	};
-	struct iphdr *iph;
-	struct rtable *rt;
+	enum maglev_genl_stat err; /* first failure, 0: none */
+};
 
-	/* A reassembled datagram near 64 KiB: tot_len would wrap. */
-	if (skb->len + hlen > IP_MAX_MTU) {
-		maglev_drop(mn, p, MAGLEV_STAT_TOO_BIG, skb);
-		return;
+/* Prepend the outer headers to skb (the inner packet or one fragment of
+ * it) and send it; consumes skb. Returns 0 or the reason it was lost.
+ */
+static enum maglev_genl_stat maglev_push_send(struct maglev_tx *tx, struct sk_buff *skb)
+{
+	struct net_device *dev = tx->dst->dev;
+	int err;
+
+	if (skb_cow_head(skb, LL_RESERVED_SPACE(dev) + tx->hlen)) {
+		kfree_skb(skb);
+		return MAGLEV_STAT_ENCAP_ERROR;
 	}
-	rt = ip_route_output_key(net, &fl4);
-	if (IS_ERR(rt)) {
-		maglev_drop(mn, p, MAGLEV_STAT_NO_ROUTE, skb);
-		return;
+	if (tx->gue)
+		maglev_gue_push(skb, tx->params, tx->fold, tx->inner_proto, tx->prev);
+	if (!tx->outer6) {
+		struct iphdr *iph = skb_push(skb, sizeof(*iph));
+
+		skb_reset_network_header(skb);
+		iph->version = 4;
+		iph->ihl = sizeof(*iph) >> 2;
+		iph->tos = tx->tos;
+		iph->frag_off = 0;
+		iph->ttl = ip4_dst_hoplimit(tx->dst);
+		iph->protocol = tx->fl4.flowi4_proto;
+		iph->saddr = tx->fl4.saddr;
+		iph->daddr = tx->fl4.daddr;
+		iph->tot_len = htons(skb->len);
+		__ip_select_ident(tx->net, iph, 1);
+		if (tx->gue)
+			maglev_gue_csum4(skb, tx->fl4.saddr, tx->fl4.daddr);
+		skb->protocol = htons(ETH_P_IP);
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+		skb_dst_set(skb, dst_clone(tx->dst));
+		err = ip_local_out(tx->net, NULL, skb);
+	} else {
+		struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
+
+		skb_reset_network_header(skb);
+		/* The flow label carries the flow fold, for ECMP past the balancer. */
+		ip6_flow_hdr(ip6h, tx->tos, htonl(tx->fold & MAGLEV_FLOWLABEL_BITS));
+		ip6h->nexthdr = tx->fl6.flowi6_proto;
+		ip6h->hop_limit = ip6_dst_hoplimit(tx->dst);
+		ip6h->saddr = tx->fl6.saddr;
+		ip6h->daddr = tx->fl6.daddr;
+		if (tx->gue)
+			maglev_gue_csum6(skb, &tx->fl6.saddr, &tx->fl6.daddr);
+		skb->protocol = htons(ETH_P_IPV6);
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+		/* Let ip6_fragment split an outer packet larger than the path MTU. */
+		skb->ignore_df = 1;
+		skb_dst_set(skb, dst_clone(tx->dst));
+		err = ip6_local_out(tx->net, NULL, skb);
 	}
-	if (skb_cow_head(skb, LL_RESERVED_SPACE(rt->dst.dev) + hlen)) {
-		ip_rt_put(rt);
-		maglev_drop(mn, p, MAGLEV_STAT_ENCAP_ERROR, skb);
-		return;
-	}
-	if (gue)
-		maglev_gue_push(skb, params, fold, inner_proto);
-	iph = skb_push(skb, sizeof(*iph));
-	skb_reset_network_header(skb);
-	iph->version = 4;
-	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = tos;
-	iph->frag_off = 0;
-	iph->ttl = ip4_dst_hoplimit(&rt->dst);
-	iph->protocol = fl4.flowi4_proto;
-	iph->saddr = fl4.saddr;
-	iph->daddr = fl4.daddr;
-	iph->tot_len = htons(skb->len);
-	__ip_select_ident(net, iph, 1);
-	if (gue)
-		maglev_gue_csum4(skb, fl4.saddr, fl4.daddr);
-	skb->protocol = htons(ETH_P_IP);
-	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	skb_dst_set(skb, &rt->dst);
-	maglev_sent(mn, p, fl, ip_local_out(net, NULL, skb), inner_len);
+	return net_xmit_eval(err) ? MAGLEV_STAT_TX_ERROR : 0;
 }
 
-static void maglev_xmit6(struct net *net, struct maglev_net *mn, const struct maglev_pick *p,
-			 const struct maglev_flow *fl, struct sk_buff *skb, u32 fold,
-			 u8 inner_proto, u8 tos, unsigned int inner_len)
+/*
+ * Re-fragmenting the inner packet (issue 14 item 10). A backend that runs
+ * only the decap program has no tunnel device and no reassembly of outer
+ * packets: an outer packet the stack fragments never reaches its inner
+ * socket. So the inner packet is cut into fragments no larger than those
+ * the client sent (frag_max_size, recorded by the reassembly, as Open
+ * vSwitch does after conntrack) and small enough that each outer packet
+ * fits the route's MTU; each fragment is encapsulated on its own and the
+ * backend's stack reassembles the inner packet. ip_do_fragment and
+ * ip6_fragment read the MTU from the skb's route: they get a dst of the
+ * inner family on the stack, on the outer device, like OVS's.
+ */
+static DEFINE_PER_CPU(struct maglev_tx *, maglev_frag_tx);
+
+static unsigned int maglev_frag_dst_mtu(const struct dst_entry *dst)
 {
-	u32 params = READ_ONCE(p->vip->params);
-	bool gue = maglev_vip_encap(params) == MAGLEV_ENCAP_GUE;
-	int hlen = sizeof(struct ipv6hdr) + (gue ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0);
-	struct flowi6 fl6 = {
+	return READ_ONCE(dst->dev->mtu);
+}
+
+static struct dst_ops maglev_frag_dst_ops = {
+	.family = AF_UNSPEC,
+	.mtu = maglev_frag_dst_mtu,
+};
+
+static int maglev_frag_output(struct net *net, struct sock *sk, struct sk_buff *skb)
+{
+	struct maglev_tx *tx = this_cpu_read(maglev_frag_tx);
+	enum maglev_genl_stat err;
+
+	/* The fragment holds (a reference to) the on-stack dst: drop it. */
+	skb_dst_drop(skb);
+	err = maglev_push_send(tx, skb);
+	if (err && !tx->err)
+		tx->err = err;
+	return 0;
+}
+
+/* skb: the whole inner packet; frag_size: the largest fragment to make. */
+static void maglev_refragment(struct maglev_tx *tx, struct sk_buff *skb, unsigned int frag_size)
+{
+	int err;
+
+	/* The hook runs in softirq; keep the per-CPU context ours throughout. */
+	local_bh_disable();
+	this_cpu_write(maglev_frag_tx, tx);
+	skb->ignore_df = 1;
+	if (skb->protocol == htons(ETH_P_IP)) {
+		struct rtable rt = {};
+
+		dst_init(&rt.dst, &maglev_frag_dst_ops, NULL, 1, DST_OBSOLETE_NONE, DST_NOCOUNT);
+		rt.dst.dev = tx->dst->dev;
+		skb_dst_set_noref(skb, &rt.dst);
+		IPCB(skb)->frag_max_size = frag_size;
+		err = ip_do_fragment(tx->net, NULL, skb, maglev_frag_output);
+	} else {
+		struct rt6_info rt6 = {};
+
+		dst_init(&rt6.dst, &maglev_frag_dst_ops, NULL, 1, DST_OBSOLETE_NONE, DST_NOCOUNT);
+		rt6.dst.dev = tx->dst->dev;
+		skb_dst_set_noref(skb, &rt6.dst);
+		IP6CB(skb)->frag_max_size = frag_size;
+		err = ipv6_stub->ipv6_fragment(tx->net, NULL, skb, maglev_frag_output);
+	}
+	this_cpu_write(maglev_frag_tx, NULL);
+	local_bh_enable();
+	if (err && !tx->err)
+		tx->err = MAGLEV_STAT_ENCAP_ERROR;
+}
+
+/* The outer route, source and addresses of tx; 0 or the reason to drop. */
+static enum maglev_genl_stat maglev_route(struct maglev_tx *tx, const struct sk_buff *skb)
+{
+	const struct maglev_pick *p = tx->p;
+
+	if (!tx->outer6) {
+		struct rtable *rt;
+
+		tx->fl4 = (struct flowi4){
+			.daddr = p->be->addr.v4,
+			.saddr = maglev_outer_src4(p->cfg, tx->fold),
+			.flowi4_proto = tx->gue ? IPPROTO_UDP : tx->inner_proto,
+			.flowi4_mark = skb->mark,
+			/* A per-flow source from a prefix need not be a local address. */
+			.flowi4_flags = FLOWI_FLAG_ANYSRC,
+		};
+		rt = ip_route_output_key(tx->net, &tx->fl4);
+		if (IS_ERR(rt))
+			return MAGLEV_STAT_NO_ROUTE;
+		tx->dst = &rt->dst;
+		return 0;
+	}
+	tx->fl6 = (struct flowi6){
 		.daddr = p->be->addr.v6,
-		.flowi6_proto = gue ? IPPROTO_UDP : inner_proto,
+		.flowi6_proto = tx->gue ? IPPROTO_UDP : tx->inner_proto,
 		.flowi6_mark = skb->mark,
 	};
-	struct dst_entry *dst = NULL;
-	struct ipv6hdr *ip6h;
+	maglev_outer_src6(p->cfg, tx->fold, &tx->fl6.saddr);
+	tx->dst = NULL;
+	if (ip6_dst_lookup(tx->net, NULL, &tx->dst, &tx->fl6))
+		return MAGLEV_STAT_NO_ROUTE;
+	return 0;
+}
 
-	/* payload_len is 16 bits and the module sends no jumbograms. */
-	if (skb->len + hlen - sizeof(*ip6h) > IPV6_MAXPLEN) {
-		maglev_drop(mn, p, MAGLEV_STAT_TOO_BIG, skb);
-		return;
-	}
-	maglev_outer_src6(p->cfg, fold, &fl6.saddr);
-	if (ip6_dst_lookup(net, NULL, &dst, &fl6)) {
-		maglev_drop(mn, p, MAGLEV_STAT_NO_ROUTE, skb);
-		return;
-	}
-	if (skb_cow_head(skb, LL_RESERVED_SPACE(dst->dev) + hlen)) {
-		dst_release(dst);
-		maglev_drop(mn, p, MAGLEV_STAT_ENCAP_ERROR, skb);
-		return;
-	}
-	if (gue)
-		maglev_gue_push(skb, params, fold, inner_proto);
-	ip6h = skb_push(skb, sizeof(*ip6h));
-	skb_reset_network_header(skb);
-	/* The flow label carries the flow fold, for ECMP past the balancer. */
-	ip6_flow_hdr(ip6h, tos, htonl(fold & MAGLEV_FLOWLABEL_BITS));
-	ip6h->nexthdr = fl6.flowi6_proto;
-	ip6h->hop_limit = ip6_dst_hoplimit(dst);
-	ip6h->saddr = fl6.saddr;
-	ip6h->daddr = fl6.daddr;
-	if (gue)
-		maglev_gue_csum6(skb, &fl6.saddr, &fl6.daddr);
-	skb->protocol = htons(ETH_P_IPV6);
-	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-	/* Let ip6_fragment split an outer packet larger than the path MTU. */
-	skb->ignore_df = 1;
-	skb_dst_set(skb, dst);
-	maglev_sent(mn, p, fl, ip6_local_out(net, NULL, skb), inner_len);
+/*
+ * Whether the inner packet is cut before encapsulation, and to what size:
+ * a reassembled one (frag_max: its largest fragment, 0 if it came whole),
+ * or an IPv4 one without DF, that does not fit the route's MTU with the
+ * outer headers. Others go out whole and the stack fragments the outer
+ * packet (IPv6 routers do not fragment what they forward).
+ */
+static unsigned int maglev_frag_size(const struct maglev_tx *tx, const struct sk_buff *skb,
+				     unsigned int frag_max)
+{
+	unsigned int mtu = dst_mtu(tx->dst), room;
+
+	if (mtu <= tx->hlen)
+		return 0;
+	room = mtu - tx->hlen;
+	if (skb->len <= room)
+		return 0;
+	if (!frag_max && (skb->protocol != htons(ETH_P_IP) ||
+			  (ip_hdr(skb)->frag_off & htons(IP_DF))))
+		return 0;
+	return frag_max && frag_max < room ? frag_max : room;
 }
 
 /* Inner TTL / hop limit: drop at 1, else decrement (checksum updated). */
@@ -269,12 +387,36 @@ static int maglev_dec_ttl(struct sk_buff *skb)
 }
 
 static void maglev_xmit_one(struct net *net, struct maglev_net *mn, const struct maglev_pick *p,
-			    const struct maglev_flow *fl, struct sk_buff *skb, u32 fold)
+			    const struct maglev_flow *fl, struct sk_buff *skb, u32 fold,
+			    unsigned int frag_max)
 {
-	unsigned int inner_len = skb->len;
-	u8 inner_proto, tos;
+	struct maglev_tx tx = {
+		.net = net,
+		.p = p,
+		.params = READ_ONCE(p->vip->params),
+		/* Not on a reassembled packet: its fragments would each carry
+		 * it, and the backend cannot look up a socket for a fragment.
+		 */
+		.prev = frag_max ? NULL : p->prev,
+		.fold = fold,
+		.outer6 = p->be->family == MAGLEV_AF_INET6,
+	};
+	unsigned int inner_len = skb->len, size;
+	enum maglev_genl_stat why;
 	int err;
 
+	tx.gue = maglev_vip_encap(tx.params) == MAGLEV_ENCAP_GUE;
+	tx.hlen = (tx.outer6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+		  maglev_gue_len(tx.gue, tx.prev);
+	/* The outer length field would overflow (a reassembled datagram near
+	 * 64 KiB; IPv6 payload_len is 16 bits and the module sends no
+	 * jumbograms).
+	 */
+	if (skb->len + tx.hlen - (tx.outer6 ? sizeof(struct ipv6hdr) : 0) >
+	    (tx.outer6 ? IPV6_MAXPLEN : IP_MAX_MTU)) {
+		maglev_drop(mn, p, MAGLEV_STAT_TOO_BIG, skb);
+		return;
+	}
 	/*
 	 * Resolve a pending checksum now: the outer packet may be fragmented
 	 * and its receiver must see a finished inner packet.
@@ -290,20 +432,30 @@ static void maglev_xmit_one(struct net *net, struct maglev_net *mn, const struct
 		return;
 	}
 	if (skb->protocol == htons(ETH_P_IP)) {
-		inner_proto = IPPROTO_IPIP;
-		tos = ipv4_get_dsfield(ip_hdr(skb));
+		tx.inner_proto = IPPROTO_IPIP;
+		tx.tos = ipv4_get_dsfield(ip_hdr(skb));
 	} else {
-		inner_proto = IPPROTO_IPV6;
-		tos = ipv6_get_dsfield(ipv6_hdr(skb));
+		tx.inner_proto = IPPROTO_IPV6;
+		tx.tos = ipv6_get_dsfield(ipv6_hdr(skb));
 	}
+	why = maglev_route(&tx, skb);
+	if (why) {
+		maglev_drop(mn, p, why, skb);
+		return;
+	}
+	size = maglev_frag_size(&tx, skb, frag_max);
 	/* Not for us any more: drop conntrack, dst and receive metadata. */
 	skb_scrub_packet(skb, false);
 	skb->ip_summed = CHECKSUM_NONE;
-
-	if (p->be->family == MAGLEV_AF_INET)
-		maglev_xmit4(net, mn, p, fl, skb, fold, inner_proto, tos, inner_len);
+	if (size)
+		maglev_refragment(&tx, skb, size);
 	else
-		maglev_xmit6(net, mn, p, fl, skb, fold, inner_proto, tos, inner_len);
+		tx.err = maglev_push_send(&tx, skb);
+	dst_release(tx.dst);
+	if (tx.err)
+		maglev_lost(mn, p, tx.err);
+	else
+		maglev_sent(mn, p, fl, inner_len, tx.prev);
 }
 
 void maglev_xmit(struct net *net, struct maglev_net *mn, const struct maglev_pick *p,
@@ -311,9 +463,17 @@ void maglev_xmit(struct net *net, struct maglev_net *mn, const struct maglev_pic
 {
 	u32 fold = maglev_flow_fold(fl);
 	struct sk_buff *segs, *seg, *next;
+	unsigned int frag_max;
 
+	/* The largest fragment of a reassembled packet, before the control
+	 * block is reused.
+	 */
+	if (skb->protocol == htons(ETH_P_IP))
+		frag_max = IPCB(skb)->frag_max_size;
+	else
+		frag_max = IP6CB(skb)->frag_max_size;
 	if (!skb_is_gso(skb)) {
-		maglev_xmit_one(net, mn, p, fl, skb, fold);
+		maglev_xmit_one(net, mn, p, fl, skb, fold, frag_max);
 		return;
 	}
 	/* A GRO aggregate: segment in software, every segment is the same flow. */
@@ -325,6 +485,6 @@ void maglev_xmit(struct net *net, struct maglev_net *mn, const struct maglev_pic
 	consume_skb(skb);
 	skb_list_walk_safe(segs, seg, next) {
 		skb_mark_not_on_list(seg);
-		maglev_xmit_one(net, mn, p, fl, seg, fold);
+		maglev_xmit_one(net, mn, p, fl, seg, fold, 0);
 	}
 }

@@ -114,6 +114,9 @@ static const struct nla_policy maglev_policy[MAGLEV_A_MAX + 1] = {
 	[MAGLEV_A_SRC4_PLEN] = NLA_POLICY_RANGE(NLA_U8, 1, 32),
 	[MAGLEV_A_SRC6_PLEN] = NLA_POLICY_RANGE(NLA_U8, 1, 128),
 	[MAGLEV_A_DROPS] = { .type = NLA_REJECT },
+	[MAGLEV_A_PREV_ENTRIES] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, maglev_validate_entries,
+							 MAGLEV_GENL_CHUNK_MAX * sizeof(u32)),
+	[MAGLEV_A_PREV_IDX] = { .type = NLA_REJECT },
 };
 
 static int maglev_get_addr(struct genl_info *info, int attrtype, u8 family,
@@ -515,8 +518,8 @@ static int maglev_cmd_table_begin(struct sk_buff *skb, struct genl_info *info)
 static int maglev_cmd_table_chunk(struct sk_buff *skb, struct genl_info *info)
 {
 	struct maglev_net *mn = maglev_pernet(genl_info_net(info));
+	struct nlattr *ents, *prev;
 	struct maglev_vip *vip;
-	struct nlattr *ents;
 	int err;
 
 	if (GENL_REQ_ATTR_CHECK(info, MAGLEV_A_GEN) ||
@@ -524,13 +527,20 @@ static int maglev_cmd_table_chunk(struct sk_buff *skb, struct genl_info *info)
 	    GENL_REQ_ATTR_CHECK(info, MAGLEV_A_ENTRIES))
 		return -EINVAL;
 	ents = info->attrs[MAGLEV_A_ENTRIES];
+	prev = info->attrs[MAGLEV_A_PREV_ENTRIES];
+	/* One previous owner per slot of the chunk. */
+	if (prev && nla_len(prev) != nla_len(ents)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, prev,
+				    "previous owners must be as many as the entries");
+		return -EINVAL;
+	}
 	mutex_lock(&mn->lock);
 	vip = maglev_req_vip(mn, info, &err);
 	if (vip)
 		err = maglev_table_chunk(vip, nla_get_u64(info->attrs[MAGLEV_A_GEN]),
 					 nla_get_u32(info->attrs[MAGLEV_A_OFFSET]),
-					 nla_data(ents), nla_len(ents) / sizeof(u32),
-					 info->extack);
+					 nla_data(ents), prev ? nla_data(prev) : NULL,
+					 nla_len(ents) / sizeof(u32), info->extack);
 	mutex_unlock(&mn->lock);
 	return err;
 }
@@ -598,7 +608,8 @@ static int maglev_cmd_lookup(struct sk_buff *skb, struct genl_info *info)
 	hdr = genlmsg_put_reply(msg, info, &maglev_genl_family, 0, MAGLEV_CMD_LOOKUP);
 	if (!hdr || nla_put_u32(msg, MAGLEV_A_BACKEND_IDX, p.idx) ||
 	    nla_put_u32(msg, MAGLEV_A_SLOT, p.slot) ||
-	    nla_put_u64_64bit(msg, MAGLEV_A_TABLE_GEN, p.gen, MAGLEV_A_PAD)) {
+	    nla_put_u64_64bit(msg, MAGLEV_A_TABLE_GEN, p.gen, MAGLEV_A_PAD) ||
+	    nla_put_u32(msg, MAGLEV_A_PREV_IDX, p.prev_idx)) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}

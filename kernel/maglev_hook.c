@@ -15,12 +15,23 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter_ipv6.h>
+#include <linux/tcp.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/netfilter/ipv4/nf_defrag_ipv4.h>
 #include <net/netfilter/ipv6/nf_defrag_ipv6.h>
 
 #include "maglev.h"
+
+/* SYN without ACK, as the XDP program's maglev_is_syn(). */
+static bool maglev_tcp_syn(const struct sk_buff *skb, int thoff)
+{
+	const struct tcphdr *th;
+	struct tcphdr _th;
+
+	th = skb_header_pointer(skb, thoff, sizeof(_th), &_th);
+	return th && th->syn && !th->ack;
+}
 
 static unsigned int maglev_forward(struct net *net, struct maglev_net *mn, struct sk_buff *skb,
 				   const struct maglev_flow *fl)
@@ -148,6 +159,7 @@ static unsigned int maglev_hook_v4(void *priv, struct sk_buff *skb,
 	fl.sport = ports[0];
 	fl.dport = ports[1];
 	fl.proto = iph->protocol;
+	fl.syn = fl.proto == IPPROTO_TCP && maglev_tcp_syn(skb, ip_hdrlen(skb));
 	return maglev_forward(state->net, mn, skb, &fl);
 }
 
@@ -186,6 +198,7 @@ static unsigned int maglev_hook_v6(void *priv, struct sk_buff *skb,
 	fl.sport = ports[0];
 	fl.dport = ports[1];
 	fl.proto = nexthdr;
+	fl.syn = fl.proto == IPPROTO_TCP && maglev_tcp_syn(skb, thoff);
 	return maglev_forward(state->net, mn, skb, &fl);
 }
 

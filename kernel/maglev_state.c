@@ -63,6 +63,31 @@ u64 maglev_flow_hash(const struct maglev_settings *cfg, const struct maglev_flow
 }
 
 /*
+ * Second chance, as the XDP program's maglev_second_chance(): a TCP packet
+ * that is no SYN, on a GUE VIP, whose slot has a previous owner other than
+ * the current one, may belong to a connection that owner holds; it carries
+ * that owner in GUE and the current owner's decap sends it on if no local
+ * socket claims it. The previous owner must exist and be of the current
+ * owner's family (the decap program rewrites the outer addresses in place).
+ * The module keeps no connection table, so every such packet is a miss.
+ */
+static const struct maglev_backend_entry *
+maglev_second_chance(struct maglev_net *mn, const struct maglev_flow *fl,
+		     const struct maglev_pick *p)
+{
+	const struct maglev_backend_entry *pb;
+
+	if (!p->prev_idx || p->prev_idx == p->idx || fl->syn || fl->icmp ||
+	    fl->proto != IPPROTO_TCP ||
+	    maglev_vip_encap(READ_ONCE(p->vip->params)) != MAGLEV_ENCAP_GUE)
+		return NULL;
+	pb = xa_load(&mn->backends, p->prev_idx);
+	if (!pb || pb->family != p->be->family)
+		return NULL;
+	return pb;
+}
+
+/*
  * The one pick of the module, used by the hooks and by LOOKUP alike: VIP
  * (exact port, then all ports), flow hash, table slot, backend. Call under
  * rcu_read_lock(). Returns 0 with p filled, -ENOENT (no VIP: not ours),
@@ -86,14 +111,32 @@ int maglev_pick(struct maglev_net *mn, const struct maglev_flow *fl, struct magl
 	p->idx = t->entries[p->slot];
 	p->gen = t->gen;
 	p->be = p->idx ? xa_load(&mn->backends, p->idx) : NULL;
-	return p->be ? 0 : -EHOSTUNREACH;
+	if (t->prev)
+		p->prev_idx = t->prev[p->slot];
+	if (!p->be)
+		return -EHOSTUNREACH;
+	p->prev = maglev_second_chance(mn, fl, p);
+	return 0;
+}
+
+void maglev_table_free(struct maglev_table *t)
+{
+	if (!t)
+		return;
+	kvfree(t->prev);
+	kvfree(t);
+}
+
+static void maglev_table_free_rcu(struct rcu_head *head)
+{
+	maglev_table_free(container_of(head, struct maglev_table, rcu));
 }
 
 static void maglev_vip_free_rcu(struct rcu_head *head)
 {
 	struct maglev_vip *vip = container_of(head, struct maglev_vip, rcu);
 
-	kvfree(rcu_access_pointer(vip->table));
+	maglev_table_free(rcu_access_pointer(vip->table));
 	free_percpu(vip->stats);
 	kfree(vip);
 }
@@ -142,7 +185,7 @@ static void maglev_vip_unlink(struct maglev_net *mn, struct maglev_vip *vip)
 {
 	hlist_del_rcu(&vip->node);
 	WRITE_ONCE(mn->nr_vips, mn->nr_vips - 1);
-	kvfree(vip->staged);
+	maglev_table_free(vip->staged);
 	vip->staged = NULL;
 	call_rcu(&vip->rcu, maglev_vip_free_rcu);
 }
@@ -224,7 +267,7 @@ int maglev_table_begin(struct maglev_vip *vip, u64 gen, u32 size)
 		return -ENOMEM;
 	t->gen = gen;
 	t->size = size;
-	kvfree(vip->staged);
+	maglev_table_free(vip->staged);
 	vip->staged = t;
 	return 0;
 }
@@ -232,9 +275,10 @@ int maglev_table_begin(struct maglev_vip *vip, u64 gen, u32 size)
 /*
  * Chunks must arrive in order, so "complete" is a single counter. The policy
  * already checked every entry's range; a rejected chunk writes nothing.
+ * prev (or NULL): the chunk's previous owners, n of them.
  */
 int maglev_table_chunk(struct maglev_vip *vip, u64 gen, u32 offset, const void *entries,
-		       u32 n, struct netlink_ext_ack *extack)
+		       const void *prev, u32 n, struct netlink_ext_ack *extack)
 {
 	struct maglev_table *t = vip->staged;
 
@@ -254,7 +298,14 @@ int maglev_table_chunk(struct maglev_vip *vip, u64 gen, u32 offset, const void *
 		NL_SET_ERR_MSG(extack, "chunk runs past the end of the table");
 		return -ERANGE;
 	}
+	if (prev && !t->prev) {
+		t->prev = kvcalloc(t->size, sizeof(u32), GFP_KERNEL);
+		if (!t->prev)
+			return -ENOMEM;
+	}
 	memcpy(&t->entries[offset], entries, n * sizeof(u32));
+	if (prev)
+		memcpy(&t->prev[offset], prev, n * sizeof(u32));
 	t->filled += n;
 	return 0;
 }
@@ -279,7 +330,7 @@ int maglev_table_commit(struct maglev_vip *vip, u64 gen, struct netlink_ext_ack 
 	/* The only point where the hook's view changes: old or new, never a mix. */
 	old = rcu_replace_pointer(vip->table, t, true);
 	if (old)
-		kvfree_rcu(old, rcu);
+		call_rcu(&old->rcu, maglev_table_free_rcu);
 	return 0;
 }
 

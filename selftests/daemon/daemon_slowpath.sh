@@ -4,14 +4,16 @@
 # module (runs in the 6.1 VM, where the module is loaded): the module holds
 # each VIP with the XDP table's generation, picks the same backend as the
 # live XDP table for every flow, forgets deleted VIPs, and gets everything
-# again from a daemon restarted after SIGKILL.
+# again from a daemon restarted after SIGKILL. A --second-chance VIP's
+# previous owners reach the module with the table and leave it when the
+# window ends.
 . "$(dirname "$0")/lib.sh"
 
 [ -d /sys/module/maglev_slowpath ] || skip_all "slow-path module not loaded (runs in the VM)"
 QUERY=$ROOT/build/selftests/daemon/slowpath_query
 [ -x "$QUERY" ] || skip_all "build/selftests/daemon/slowpath_query missing"
 setup_net || skip_all "cannot create namespaces/veth"
-write_conf
+write_conf "second_chance_ms 2000"
 start_daemon || { nok "maglevd starts"; t_done; }
 ok "maglevd starts"
 q() { lbx "$QUERY" "$@"; }
@@ -50,6 +52,25 @@ ctl backend set $V 198.51.100.2 --drain
 check "after a drain the module gets the new table (generation +1)" \
 	bash -c "[ \$(ip netns exec $NS_LB $QUERY vips | grep '^$V ' | cut -d' ' -f2) -eq $((gen + 1)) ]"
 check "module picks still agree after the change" [ "$(agree)" -eq 20 ]
+# Second chance: backend 2 takes slots from backend 1, which stays their
+# previous owner in the module until the window (second_chance_ms) ends.
+S=192.0.2.11:80/tcp
+idx() { ctl -j backend list $S | jq -r --arg b "$1" '.backends[] | select(.backend == $b) | .index'; }
+ctl vip add $S --encap gue --second-chance --check none
+ctl backend add $S 198.51.100.1
+ctl backend add $S 198.51.100.2
+q lookup $S 203.0.113.9:41000 40 >"$TDIR/sc.txt"
+b1=$(idx 198.51.100.1)
+b2=$(idx 198.51.100.2)
+# Flows with a previous owner; of those, any not backend 2 with backend 1.
+with=$(awk '$3 != 0' "$TDIR/sc.txt" | wc -l)
+bad=$(awk -v b1="$b1" -v b2="$b2" '$3 != 0 && ($3 != b1 || $1 != b2)' "$TDIR/sc.txt" | wc -l)
+check "second chance: the module holds backend 1 as previous owner ($with of 40 flows, $bad wrong)" \
+	[ "$with" -gt 0 -a "$bad" = 0 ]
+check "second chance: the window's end clears them in the module" \
+	bash -c "for i in \$(seq 50); do ip netns exec $NS_LB $QUERY lookup $S 203.0.113.9:41000 40 | awk '\$3 != 0 { n++ } END { exit n > 0 }' && exit 0; sleep 0.2; done; exit 1"
+ctl vip del $S
+
 ctl vip del '[2001:db8::10]:443/tcp'
 check "a deleted VIP leaves the module" bash -c "! ip netns exec $NS_LB $QUERY vips | grep -q 2001:db8::10"
 

@@ -2,12 +2,17 @@
 /*
  * What the slow-path module holds, for the maglevd mirror test:
  *   slowpath_query vips                  one line per VIP: VIP TABLE_GEN|-
- *   slowpath_query lookup VIP SRC:SPORT  the backend index the module picks
+ *   slowpath_query lookup VIP SRC:SPORT [N]
+ *       the backend index the module picks, the table generation and the
+ *       slot's previous owner (0: none); with N, one line for each of the
+ *       ports SPORT..SPORT+N-1 (one exec: fast enough inside a short
+ *       second-chance window under TCG)
  * Runs in the network namespace whose module state it reads.
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl_proto.h"
@@ -22,7 +27,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || slowpath_nl_open(&nl)) {
 		fprintf(stderr,
-			"usage: slowpath_query vips | lookup VIP SRC:SPORT (module loaded)\n");
+			"usage: slowpath_query vips | lookup VIP SRC:SPORT [N] (module loaded)\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "vips")) {
@@ -40,12 +45,13 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	if (!strcmp(argv[1], "lookup") && argc == 4) {
+	if (!strcmp(argv[1], "lookup") && (argc == 4 || argc == 5)) {
 		struct maglev_flow_key fk = {0};
 		struct maglev_vip_key key;
 		struct slowpath_lookup out;
 		struct ctl_addr src;
 		uint16_t sport;
+		int count = argc == 5 ? atoi(argv[4]) : 1, k;
 		bool any;
 
 		if (ctl_parse_vip(argv[2], &key, &any, err, sizeof(err)) ||
@@ -55,18 +61,20 @@ int main(int argc, char **argv)
 		}
 		memcpy(fk.src, src.addr, sizeof(fk.src));
 		memcpy(fk.dst, key.addr, sizeof(fk.dst));
-		fk.sport = htons(sport);
 		fk.dport = key.port;
 		fk.proto = key.proto;
 		fk.family = key.family;
-		r = slowpath_nl_lookup(nl, &fk, &out);
-		if (r) {
-			fprintf(stderr, "%s\n", slowpath_nl_errmsg(nl));
-			return 1;
+		for (k = 0; k < count; k++) {
+			fk.sport = htons((uint16_t)(sport + k));
+			r = slowpath_nl_lookup(nl, &fk, &out);
+			if (r) {
+				fprintf(stderr, "%s\n", slowpath_nl_errmsg(nl));
+				return 1;
+			}
+			printf("%u %" PRIu64 " %u\n", out.backend_idx, out.table_gen, out.prev_idx);
 		}
-		printf("%u %" PRIu64 "\n", out.backend_idx, out.table_gen);
 		return 0;
 	}
-	fprintf(stderr, "usage: slowpath_query vips | lookup VIP SRC:SPORT\n");
+	fprintf(stderr, "usage: slowpath_query vips | lookup VIP SRC:SPORT [N]\n");
 	return 2;
 }

@@ -3,10 +3,10 @@
 KMOD_TEST_DIR := $(BUILD)/selftests/kmod
 KMOD_TESTS := $(KMOD_TEST_DIR)/kmod_netlink $(KMOD_TEST_DIR)/kmod_forward \
 	$(KMOD_TEST_DIR)/kmod_xdp_diff $(KMOD_TEST_DIR)/kmod_unload
-KMOD_TESTS += $(KMOD_TEST_DIR)/kmod_nl_fuzz
+KMOD_TESTS += $(KMOD_TEST_DIR)/kmod_nl_fuzz $(KMOD_TEST_DIR)/kmod_second
 KMOD_TEST_DEPS := selftests/kmod/kmod_util.h selftests/kmod/kmod_pkt.h \
 	userspace/lib/slowpath_nl.c userspace/lib/slowpath_nl.h \
-	include/maglev_genl.h include/maglev_hash.h include/maglev_maps.h $(KSELFTEST_H)
+	include/maglev_genl.h include/maglev_gue.h include/maglev_hash.h include/maglev_maps.h $(KSELFTEST_H)
 
 $(KMOD_TEST_DIR)/%: selftests/kmod/%.c $(KMOD_TEST_DEPS)
 	@mkdir -p $(@D)
@@ -32,6 +32,11 @@ $(KMOD_TEST_DIR)/kmod_xdp_diff: selftests/kmod/kmod_xdp_diff.c $(KMOD_TEST_DEPS)
 
 ALL_TARGETS += $(KMOD_TESTS)
 VM_TESTS += $(KMOD_TESTS)
+
+# The client library's encoding (table push with previous owners, LOOKUP),
+# against a fake netlink peer in the test itself: a host-side test.
+ALL_TARGETS += $(KMOD_TEST_DIR)/slowpath_nl_encode
+TESTS += $(KMOD_TEST_DIR)/slowpath_nl_encode
 
 # vm-run's clean-up of a failed initramfs build: a host-side test.
 TESTS += selftests/kmod/vm_run_cleanup

@@ -17,7 +17,8 @@
 #include <linux/netlink.h>
 
 /* Largest request: a full table chunk plus the VIP key and header. */
-#define SP_SEND_BUF (MAGLEV_GENL_CHUNK_MAX * 4 + 1024)
+/* A chunk: its owners and previous owners, plus the other attributes. */
+#define SP_SEND_BUF (MAGLEV_GENL_CHUNK_MAX * 8 + 1024)
 #define SP_RECV_BUF 65536
 
 struct slowpath_nl {
@@ -445,6 +446,13 @@ int slowpath_nl_backend_get(struct slowpath_nl *nl, uint32_t idx, struct maglev_
 int slowpath_nl_table_push(struct slowpath_nl *nl, const struct maglev_vip_key *key, uint64_t gen,
 			   const uint32_t *table, uint32_t size)
 {
+	return slowpath_nl_table_push_prev(nl, key, gen, table, NULL, size);
+}
+
+int slowpath_nl_table_push_prev(struct slowpath_nl *nl, const struct maglev_vip_key *key,
+				uint64_t gen, const uint32_t *table, const uint32_t *prev,
+				uint32_t size)
+{
 	struct nlmsghdr *nlh;
 	uint32_t off, n;
 	int err;
@@ -463,6 +471,8 @@ int slowpath_nl_table_push(struct slowpath_nl *nl, const struct maglev_vip_key *
 		mnl_attr_put_u64(nlh, MAGLEV_A_GEN, gen);
 		mnl_attr_put_u32(nlh, MAGLEV_A_OFFSET, off);
 		mnl_attr_put(nlh, MAGLEV_A_ENTRIES, n * sizeof(uint32_t), table + off);
+		if (prev)
+			mnl_attr_put(nlh, MAGLEV_A_PREV_ENTRIES, n * sizeof(uint32_t), prev + off);
 		err = sp_transact(nl, nlh, NULL, NULL);
 		if (err)
 			return err;
@@ -484,6 +494,8 @@ static int sp_lookup_cb(const struct nlmsghdr *nlh, void *data)
 	r->backend_idx = mnl_attr_get_u32(a.tb[MAGLEV_A_BACKEND_IDX]);
 	r->slot = mnl_attr_get_u32(a.tb[MAGLEV_A_SLOT]);
 	r->table_gen = mnl_attr_get_u64(a.tb[MAGLEV_A_TABLE_GEN]);
+	/* A module from before second chance does not send it. */
+	r->prev_idx = a.tb[MAGLEV_A_PREV_IDX] ? mnl_attr_get_u32(a.tb[MAGLEV_A_PREV_IDX]) : 0;
 	return MNL_CB_OK;
 }
 
@@ -535,6 +547,7 @@ const char *slowpath_nl_stat_name(unsigned int stat)
 		[MAGLEV_STAT_TTL_EXPIRED] = "drop_ttl",
 		[MAGLEV_STAT_TOO_BIG] = "drop_too_big",
 		[MAGLEV_STAT_ICMP_FORWARDED] = "icmp_forwarded",
+		[MAGLEV_STAT_SC_CARRIED] = "sc_carried",
 	};
 
 	return stat <= MAGLEV_STAT_MAX ? names[stat] : NULL;

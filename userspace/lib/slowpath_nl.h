@@ -48,6 +48,7 @@ struct slowpath_lookup {
 	uint32_t backend_idx; /* 0: the slot is empty */
 	uint32_t slot;
 	uint64_t table_gen;
+	uint32_t prev_idx; /* the slot's previous owner (second chance), 0: none */
 };
 
 /* Counters indexed by enum maglev_genl_stat. */
@@ -86,6 +87,12 @@ int slowpath_nl_backend_get(struct slowpath_nl *nl, uint32_t idx, struct maglev_
  */
 int slowpath_nl_table_push(struct slowpath_nl *nl, const struct maglev_vip_key *key, uint64_t gen,
 			   const uint32_t *table, uint32_t size);
+/* The same with each slot's previous owner (second chance, 0: none) in
+ * prev[size], sent beside the owners in every chunk; prev NULL: none.
+ */
+int slowpath_nl_table_push_prev(struct slowpath_nl *nl, const struct maglev_vip_key *key,
+				uint64_t gen, const uint32_t *table, const uint32_t *prev,
+				uint32_t size);
 
 /* What the module would pick for a flow (key->family, addresses, ports, proto). */
 int slowpath_nl_lookup(struct slowpath_nl *nl, const struct maglev_flow_key *flow,

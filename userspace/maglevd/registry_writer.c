@@ -86,6 +86,7 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 {
 	struct maglev_backend_spec *specs;
 	uint32_t *map, n = 0, i;
+	const uint32_t *prev;
 	struct maglev_err merr;
 	double t0 = now_ms(), t1;
 	int r = 0;
@@ -132,15 +133,15 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 	}
 	t1 = now_ms();
 	/* Queued: registry_commit_finish() runs once every swap has returned. */
-	table_swap_submit(ctx->dp, v->id, tbl_idx, second_chance_prev(v, ctx, tbl_idx, tbl_prev),
-			  true);
+	prev = second_chance_prev(v, ctx, tbl_idx, tbl_prev);
+	table_swap_submit(ctx->dp, v->id, tbl_idx, prev, true);
 	log_debug("table of VIP %u: build %.3f ms, queued in %.3f ms", v->id, t1 - t0,
 		  now_ms() - t1);
 	v->table_gen++;
 	v->table_slots_used = n;
 	v->digest = drift_table_digest(v, tbl_idx);
 	remember_rendezvous(v, ctx, &specs, n);
-	slowpath_table(v, tbl_idx);
+	slowpath_table(v, tbl_idx, prev);
 	v->rebuild_ms = now_ms() - t0;
 out:
 	free(specs);

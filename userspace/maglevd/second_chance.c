@@ -7,6 +7,7 @@
 #include "log.h"
 #include "maglev_second.h"
 #include "second_chance.h"
+#include "slowpath.h"
 #include "table_swap.h"
 
 /* The live table, read back (one daemon thread uses these). */
@@ -82,5 +83,7 @@ void second_chance_tick(struct daemon *d)
 		/* Off the loop; an error is logged when the swap returns. */
 		table_swap_submit(d->dp, v->id, live_owner, NULL, false);
 		log_debug("second chance: VIP %u: previous owners dropped", v->id);
+		/* The module's copy too (same generation: only prev changed). */
+		slowpath_table(v, live_owner, NULL);
 	}
 }

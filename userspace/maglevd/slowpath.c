@@ -93,7 +93,7 @@ void slowpath_backend_del(uint32_t idx)
 		fail("backend del", r);
 }
 
-void slowpath_table(const struct vip *v, const uint32_t *table)
+void slowpath_table(const struct vip *v, const uint32_t *table, const uint32_t *prev)
 {
 	struct maglev_vip_info info;
 	int r;
@@ -103,7 +103,8 @@ void slowpath_table(const struct vip *v, const uint32_t *table)
 	vip_info(v, &info);
 	r = slowpath_nl_vip_set(nl, &v->key, &info);
 	if (!r)
-		r = slowpath_nl_table_push(nl, &v->key, v->table_gen, table, MAGLEV_TABLE_SIZE);
+		r = slowpath_nl_table_push_prev(nl, &v->key, v->table_gen, table, prev,
+						MAGLEV_TABLE_SIZE);
 	if (r)
 		fail("VIP table", r);
 }
@@ -127,7 +128,7 @@ void slowpath_vip_del(const struct vip *v)
 /* Everything, after (re)opening: config, VIPs, backends, live tables. */
 static void sync_all(struct daemon *d)
 {
-	static uint32_t table[MAGLEV_TABLE_SIZE];
+	static uint32_t table[MAGLEV_TABLE_SIZE], prev[MAGLEV_TABLE_SIZE];
 	struct slowpath_vip_state *list;
 	struct maglev_config mc;
 	int n, i;
@@ -160,8 +161,9 @@ static void sync_all(struct daemon *d)
 			continue;
 		for (j = 0; j < v->nbe && nl; j++)
 			slowpath_backend_set(&v->bes[j]);
-		if (nl && !maglev_dp_table_read(d->dp, v->id, table))
-			slowpath_table(v, table);
+		/* The previous owners too, while a second-chance window runs. */
+		if (nl && !maglev_dp_table_read_prev(d->dp, v->id, table, prev))
+			slowpath_table(v, table, v->sc_until_ms ? prev : NULL);
 	}
 	if (nl)
 		log_info("slow-path module: in sync (%u VIPs)", d->reg->nvips);

@@ -18,8 +18,10 @@ bool slowpath_in_sync(void);
 void slowpath_config(const struct maglev_config *mc);
 void slowpath_backend_set(const struct be *b);
 void slowpath_backend_del(uint32_t idx);
-/* The VIP (encapsulation) and its new table, with the XDP table's generation. */
-void slowpath_table(const struct vip *v, const uint32_t *table);
+/* The VIP (encapsulation) and its new table, with the XDP table's generation;
+ * prev: each slot's previous owner while second chance keeps them, or NULL.
+ */
+void slowpath_table(const struct vip *v, const uint32_t *table, const uint32_t *prev);
 void slowpath_vip_del(const struct vip *v);
 /* The module's counters by name into out[name]; false when it is not loaded. */
 bool slowpath_counters(uint64_t out[MAGLEV_STAT_MAX + 1]);
