@@ -125,6 +125,8 @@ void metrics_scrape_join(struct daemon *d);
 
 /* Health checks (health.c). */
 void health_tick(struct daemon *d);
+/* Frees the check slots dropped during the last batch of events. */
+void health_reap(void);
 void health_json(struct daemon *d, const struct vip *v, const struct be *b, json_object *o);
 /* A check's outcome; unknown: it could not be made, which changes nothing. */
 enum hc_result { HC_OK, HC_FAIL, HC_UNKNOWN, HC_RESULTS };

@@ -45,9 +45,14 @@ struct hc_slot {
 	char resp[64];
 	size_t resp_len;
 	uint16_t dns_id; /* id of the dns check's query in flight */
+	struct hc_slot *next_dead;
 };
 
 static struct hc_slot *slots[MAGLEV_MAX_BACKENDS];
+/* Slots dropped while the loop handles a batch of events: a later event of
+ * the same batch may still name one, so they are freed by health_reap().
+ */
+static struct hc_slot *dead_slots;
 static const char *const result_names[HC_RESULTS] = {"ok", "fail", "unknown"};
 /* Checks that could not be made, in all: slots go away with their backends. */
 static uint64_t unknown_total;
@@ -183,11 +188,22 @@ static void slot_free(struct daemon *d, uint32_t idx)
 {
 	if (!slots[idx])
 		return;
-	slot_close(d, slots[idx]);
-	free(slots[idx]);
+	slot_close(d, slots[idx]); /* HC_IDLE: on_ready ignores its events */
+	slots[idx]->next_dead = dead_slots;
+	dead_slots = slots[idx];
 	slots[idx] = NULL;
 	if (enc.h)
 		hc_encap_clear(enc.h, idx);
+}
+
+void health_reap(void)
+{
+	while (dead_slots) {
+		struct hc_slot *s = dead_slots;
+
+		dead_slots = s->next_dead;
+		free(s);
+	}
 }
 
 static void record(struct daemon *d, struct hc_slot *s, enum hc_result r, const char *why)

@@ -607,8 +607,11 @@ int main(int argc, char **argv)
 
 			src->cb(&d, src, evs[i].events);
 		}
-		/* Clients dropped while handling this batch: nothing names them now. */
+		/* Clients and checks dropped while handling this batch: nothing
+		 * names them now.
+		 */
 		stream_reap();
+		health_reap();
 	}
 	sd_notify(0, "STOPPING=1");
 	commit_queue_drain(&d);
