@@ -82,13 +82,6 @@ static __always_inline int hc_count(__u32 what, int verdict)
 	return verdict;
 }
 
-static __always_inline __u32 hc_host_mask(__u32 plen)
-{
-	if (plen >= 32)
-		return 0;
-	return bpf_htonl(0xffffffffU >> plen);
-}
-
 static __always_inline __u16 hc_csum_fold(__u32 sum)
 {
 	sum = (sum & 0xffff) + (sum >> 16);
@@ -173,8 +166,6 @@ int maglev_hc(struct __sk_buff *skb)
 
 	if (outer6) {
 		struct ipv6hdr o = {};
-		__u32 plen = cfg->src6_plen;
-		__u32 m = plen >= 96 ? hc_host_mask(plen - 96) : 0xffffffffU;
 
 		*(__be32 *)&o = bpf_htonl(0x60000000U | ((__u32)tos << 20) | (fold & 0xfffff));
 		o.payload_len = bpf_htons(inner_len + olen - sizeof(o));
@@ -183,13 +174,15 @@ int maglev_hc(struct __sk_buff *skb)
 		o.saddr.in6_u.u6_addr32[0] = cfg->src6_prefix[0];
 		o.saddr.in6_u.u6_addr32[1] = cfg->src6_prefix[1];
 		o.saddr.in6_u.u6_addr32[2] = cfg->src6_prefix[2];
-		o.saddr.in6_u.u6_addr32[3] = (cfg->src6_prefix[3] & ~m) | (bpf_htonl(fold) & m);
+		o.saddr.in6_u.u6_addr32[3] = maglev_outer_src_word(
+			cfg->src6_prefix[3], bpf_htonl(fold),
+			bpf_htonl(maglev_outer_host_mask(cfg->src6_plen, 96)));
 		__builtin_memcpy(&o.daddr, t->backend, 16);
 		if (bpf_skb_store_bytes(skb, ETH_HLEN, &o, sizeof(o), 0))
 			return hc_count(MAGLEV_HC_ERROR, TC_ACT_SHOT);
 	} else {
 		struct iphdr o = {};
-		__u32 m = hc_host_mask(cfg->src4_plen), sum = 0, i;
+		__u32 sum = 0, i;
 		__u16 *w = (__u16 *)&o;
 
 		o.version = 4;
@@ -199,7 +192,9 @@ int maglev_hc(struct __sk_buff *skb)
 		o.frag_off = bpf_htons(HC_IP_DF);
 		o.ttl = HC_OUTER_TTL;
 		o.protocol = gue ? IPPROTO_UDP : inner_proto;
-		o.saddr = (cfg->src4_prefix & ~m) | (bpf_htonl(fold) & m);
+		o.saddr =
+			maglev_outer_src_word(cfg->src4_prefix, bpf_htonl(fold),
+					      bpf_htonl(maglev_outer_host_mask(cfg->src4_plen, 0)));
 		o.daddr = t->backend[0];
 		for (i = 0; i < sizeof(o) / 2; i++)
 			sum += w[i];

@@ -22,31 +22,20 @@
 #include "xdp_parse.h"
 #include "xdp_counters.h"
 
-/* Network-order mask of the host bits of a prefix length within one word. */
-static __always_inline __u32 maglev_host_mask(__u32 plen)
-{
-	if (plen >= 32)
-		return 0;
-	return bpf_htonl(0xffffffffU >> plen);
-}
-
 static __always_inline __u32 maglev_outer_src4(const struct maglev_config *cfg, __u32 fold)
 {
-	__u32 m = maglev_host_mask(cfg->src4_plen);
-
-	return (cfg->src4_prefix & ~m) | (bpf_htonl(fold) & m);
+	return maglev_outer_src_word(cfg->src4_prefix, bpf_htonl(fold),
+				     bpf_htonl(maglev_outer_host_mask(cfg->src4_plen, 0)));
 }
 
 static __always_inline void maglev_outer_src6(const struct maglev_config *cfg, __u32 fold,
 					      __u32 *src)
 {
-	__u32 plen = cfg->src6_plen;
-	__u32 m = plen >= 96 ? maglev_host_mask(plen - 96) : 0xffffffffU;
-
 	src[0] = cfg->src6_prefix[0];
 	src[1] = cfg->src6_prefix[1];
 	src[2] = cfg->src6_prefix[2];
-	src[3] = (cfg->src6_prefix[3] & ~m) | (bpf_htonl(fold) & m);
+	src[3] = maglev_outer_src_word(cfg->src6_prefix[3], bpf_htonl(fold),
+				       bpf_htonl(maglev_outer_host_mask(cfg->src6_plen, 96)));
 }
 
 /* Decrement the inner TTL / hop limit in place (before the head moves). */

@@ -173,4 +173,27 @@ static __always_inline __u32 maglev_outer_fold(const __u32 src[4], __u16 sport, 
 	return x;
 }
 
+/*
+ * The outer source: the configured prefix with its host bits from the fold.
+ * Only the last 32-bit word of the address varies (IPv6 prefixes shorter
+ * than /96 vary all of word 3). maglev_outer_host_mask(plen, start): the host
+ * bits, host order, of the word that starts at bit `start` (0 for IPv4, 96
+ * for IPv6's last word) of a prefix of length plen. maglev_outer_src_word
+ * takes its three words in one byte order, whichever: XDP and the health
+ * check pass network order, the module host order.
+ */
+static __always_inline __u32 maglev_outer_host_mask(__u32 plen, __u32 start)
+{
+	if (plen <= start)
+		return 0xffffffffU;
+	if (plen - start >= 32)
+		return 0;
+	return 0xffffffffU >> (plen - start);
+}
+
+static __always_inline __u32 maglev_outer_src_word(__u32 prefix, __u32 fold, __u32 mask)
+{
+	return (prefix & ~mask) | (fold & mask);
+}
+
 #endif /* MAGLEV_HASH_H */

@@ -116,7 +116,7 @@ struct maglev_flow {
 };
 
 /* The result of a pick: everything the hook and LOOKUP report or use. */
-struct maglev_pick {
+struct maglev_sp_pick {
 	struct maglev_vip *vip;
 	const struct maglev_settings *cfg;
 	const struct maglev_backend_entry *be;
@@ -136,7 +136,7 @@ static inline struct maglev_net *maglev_pernet(const struct net *net)
 	return net_generic(net, maglev_net_id);
 }
 
-static inline void maglev_count(struct maglev_net *mn, enum maglev_genl_stat s, u64 n)
+static inline void maglev_sp_count(struct maglev_net *mn, enum maglev_genl_stat s, u64 n)
 {
 	this_cpu_add(mn->stats->cnt[s], n);
 }
@@ -144,7 +144,7 @@ static inline void maglev_count(struct maglev_net *mn, enum maglev_genl_stat s, 
 /* maglev_state.c: configuration objects and their RCU lifetimes. */
 int maglev_net_setup(struct maglev_net *mn);
 void maglev_net_teardown(struct maglev_net *mn);
-struct maglev_vip *maglev_vip_find(struct maglev_net *mn, const struct maglev_vip_key *key);
+struct maglev_vip *maglev_sp_vip_find(struct maglev_net *mn, const struct maglev_vip_key *key);
 struct maglev_vip *maglev_vip_match(struct maglev_net *mn, const struct maglev_flow *fl);
 int maglev_vip_set(struct net *net, const struct maglev_vip_key *key, u32 params,
 		   struct netlink_ext_ack *extack);
@@ -158,7 +158,7 @@ int maglev_table_chunk(struct maglev_vip *vip, u64 gen, u32 offset, const void *
 void maglev_table_free(struct maglev_table *t);
 int maglev_table_commit(struct maglev_vip *vip, u64 gen, struct netlink_ext_ack *extack);
 u64 maglev_flow_hash(const struct maglev_settings *cfg, const struct maglev_flow *fl);
-int maglev_pick(struct maglev_net *mn, const struct maglev_flow *fl, struct maglev_pick *p);
+int maglev_sp_pick(struct maglev_net *mn, const struct maglev_flow *fl, struct maglev_sp_pick *p);
 
 /* maglev_hook.c: the netfilter hooks, registered on a namespace's first VIP. */
 int maglev_hooks_enable(struct net *net);
@@ -167,7 +167,7 @@ void maglev_hooks_disable(struct net *net);
 /* maglev_encap.c: encapsulate toward the picked backend and send; consumes
  * skb and accounts for it (per VIP and per namespace).
  */
-void maglev_xmit(struct net *net, struct maglev_net *mn, const struct maglev_pick *p,
+void maglev_xmit(struct net *net, struct maglev_net *mn, const struct maglev_sp_pick *p,
 		 const struct maglev_flow *fl, struct sk_buff *skb);
 
 /* maglev_genl.c */

@@ -44,33 +44,25 @@ static u32 maglev_flow_fold(const struct maglev_flow *fl)
 				 (__force u16)fl->dport);
 }
 
-/* Host bits of a prefix within one 32-bit word, host order. */
-static u32 maglev_host_mask(unsigned int plen)
-{
-	return plen >= 32 ? 0 : 0xffffffffU >> plen;
-}
-
 /* src4 itself at /32; inside a shorter prefix the host bits are the fold's. */
 static __be32 maglev_outer_src4(const struct maglev_settings *cfg, u32 fold)
 {
-	u32 m = maglev_host_mask(cfg->src4_plen);
-
 	if (!cfg->src4)
 		return 0;
-	return htonl((ntohl(cfg->src4) & ~m) | (fold & m));
+	return htonl(maglev_outer_src_word(ntohl(cfg->src4), fold,
+					   maglev_outer_host_mask(cfg->src4_plen, 0)));
 }
 
 /* As in XDP, only the last 32 bits vary, whatever the prefix length. */
 static void maglev_outer_src6(const struct maglev_settings *cfg, u32 fold,
 			      struct in6_addr *src)
 {
-	unsigned int plen = cfg->src6_plen;
-	u32 m = plen >= 96 ? maglev_host_mask(plen - 96) : 0xffffffffU;
+	u32 m = maglev_outer_host_mask(cfg->src6_plen, 96);
 
 	*src = cfg->src6;
 	if (ipv6_addr_any(src))
 		return;
-	src->s6_addr32[3] = htonl((ntohl(src->s6_addr32[3]) & ~m) | (fold & m));
+	src->s6_addr32[3] = htonl(maglev_outer_src_word(ntohl(src->s6_addr32[3]), fold, m));
 }
 
 /* Bytes of UDP + GUE in front of the inner packet (0: IPIP). */
@@ -134,14 +126,14 @@ static void maglev_gue_csum6(struct sk_buff *skb, const struct in6_addr *saddr,
 }
 
 /* A packet of p->vip lost after the pick: counted by reason and per VIP. */
-static void maglev_lost(struct maglev_net *mn, const struct maglev_pick *p,
+static void maglev_lost(struct maglev_net *mn, const struct maglev_sp_pick *p,
 			enum maglev_genl_stat why)
 {
-	maglev_count(mn, why, 1);
+	maglev_sp_count(mn, why, 1);
 	this_cpu_inc(p->vip->stats->drops);
 }
 
-static void maglev_drop(struct maglev_net *mn, const struct maglev_pick *p,
+static void maglev_drop(struct maglev_net *mn, const struct maglev_sp_pick *p,
 			enum maglev_genl_stat why, struct sk_buff *skb)
 {
 	maglev_lost(mn, p, why);
@@ -151,15 +143,15 @@ static void maglev_drop(struct maglev_net *mn, const struct maglev_pick *p,
 /* Account for one inner packet (all its fragments) once it was handed on:
  * a VIP's packets and bytes count only what was sent successfully.
  */
-static void maglev_sent(struct maglev_net *mn, const struct maglev_pick *p,
+static void maglev_sent(struct maglev_net *mn, const struct maglev_sp_pick *p,
 			const struct maglev_flow *fl, unsigned int inner_len, bool carried)
 {
-	maglev_count(mn, MAGLEV_STAT_FORWARDED, 1);
-	maglev_count(mn, MAGLEV_STAT_FORWARDED_BYTES, inner_len);
+	maglev_sp_count(mn, MAGLEV_STAT_FORWARDED, 1);
+	maglev_sp_count(mn, MAGLEV_STAT_FORWARDED_BYTES, inner_len);
 	if (carried)
-		maglev_count(mn, MAGLEV_STAT_SC_CARRIED, 1);
+		maglev_sp_count(mn, MAGLEV_STAT_SC_CARRIED, 1);
 	if (fl->icmp)
-		maglev_count(mn, MAGLEV_STAT_ICMP_FORWARDED, 1);
+		maglev_sp_count(mn, MAGLEV_STAT_ICMP_FORWARDED, 1);
 	this_cpu_inc(p->vip->stats->packets);
 	this_cpu_add(p->vip->stats->bytes, inner_len);
 }
@@ -167,7 +159,7 @@ static void maglev_sent(struct maglev_net *mn, const struct maglev_pick *p,
 /* What every outer packet of one inner packet (or of its fragments) shares. */
 struct maglev_tx {
 	struct net *net;
-	const struct maglev_pick *p;
+	const struct maglev_sp_pick *p;
 	/* Second chance: the previous owner carried in GUE, or NULL. */
 	const struct maglev_backend_entry *prev;
 	struct dst_entry *dst; /* the outer route; one reference held */
@@ -313,7 +305,7 @@ static void maglev_refragment(struct maglev_tx *tx, struct sk_buff *skb, unsigne
 /* The outer route, source and addresses of tx; 0 or the reason to drop. */
 static enum maglev_genl_stat maglev_route(struct maglev_tx *tx, const struct sk_buff *skb)
 {
-	const struct maglev_pick *p = tx->p;
+	const struct maglev_sp_pick *p = tx->p;
 
 	if (!tx->outer6) {
 		struct rtable *rt;
@@ -386,7 +378,7 @@ static int maglev_dec_ttl(struct sk_buff *skb)
 	return 0;
 }
 
-static void maglev_xmit_one(struct net *net, struct maglev_net *mn, const struct maglev_pick *p,
+static void maglev_xmit_one(struct net *net, struct maglev_net *mn, const struct maglev_sp_pick *p,
 			    const struct maglev_flow *fl, struct sk_buff *skb, u32 fold,
 			    unsigned int frag_max)
 {
@@ -458,7 +450,7 @@ static void maglev_xmit_one(struct net *net, struct maglev_net *mn, const struct
 		maglev_sent(mn, p, fl, inner_len, tx.prev);
 }
 
-void maglev_xmit(struct net *net, struct maglev_net *mn, const struct maglev_pick *p,
+void maglev_xmit(struct net *net, struct maglev_net *mn, const struct maglev_sp_pick *p,
 		 const struct maglev_flow *fl, struct sk_buff *skb)
 {
 	u32 fold = maglev_flow_fold(fl);

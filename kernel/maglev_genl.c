@@ -176,7 +176,7 @@ static struct maglev_vip *maglev_req_vip(struct maglev_net *mn, struct genl_info
 	*err = maglev_get_vip_key(info, &key);
 	if (*err)
 		return NULL;
-	vip = maglev_vip_find(mn, &key);
+	vip = maglev_sp_vip_find(mn, &key);
 	if (!vip) {
 		NL_SET_ERR_MSG(info->extack, "no such VIP");
 		*err = -ENOENT;
@@ -562,12 +562,12 @@ static int maglev_cmd_table_commit(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
-/* The hook's choice for a flow, from the hook's own maglev_pick(). */
+/* The hook's choice for a flow, from the hook's own maglev_sp_pick(). */
 static int maglev_cmd_lookup(struct sk_buff *skb, struct genl_info *info)
 {
 	struct maglev_net *mn = maglev_pernet(genl_info_net(info));
 	struct maglev_flow fl = {};
-	struct maglev_pick p;
+	struct maglev_sp_pick p;
 	struct sk_buff *msg;
 	void *hdr;
 	int err;
@@ -590,7 +590,7 @@ static int maglev_cmd_lookup(struct sk_buff *skb, struct genl_info *info)
 	fl.proto = nla_get_u8(info->attrs[MAGLEV_A_PROTO]);
 
 	rcu_read_lock();
-	err = maglev_pick(mn, &fl, &p);
+	err = maglev_sp_pick(mn, &fl, &p);
 	rcu_read_unlock();
 	/* p holds only plain values now; an empty slot still has an answer. */
 	if (err == -ENOENT) {

@@ -36,14 +36,14 @@ static bool maglev_tcp_syn(const struct sk_buff *skb, int thoff)
 static unsigned int maglev_forward(struct net *net, struct maglev_net *mn, struct sk_buff *skb,
 				   const struct maglev_flow *fl)
 {
-	struct maglev_pick p;
+	struct maglev_sp_pick p;
 	int err;
 
-	err = maglev_pick(mn, fl, &p);
+	err = maglev_sp_pick(mn, fl, &p);
 	if (err == -ENOENT)
 		return NF_ACCEPT;
 	if (err) {
-		maglev_count(mn, err == -ENODATA ? MAGLEV_STAT_NO_TABLE :
+		maglev_sp_count(mn, err == -ENODATA ? MAGLEV_STAT_NO_TABLE :
 			     MAGLEV_STAT_NO_BACKEND, 1);
 		this_cpu_inc(p.vip->stats->drops);
 		return NF_DROP;

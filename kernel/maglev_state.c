@@ -24,7 +24,7 @@ static bool maglev_vip_key_eq(const struct maglev_vip_key *a, const struct magle
 	return !memcmp(a, b, sizeof(*a));
 }
 
-struct maglev_vip *maglev_vip_find(struct maglev_net *mn, const struct maglev_vip_key *key)
+struct maglev_vip *maglev_sp_vip_find(struct maglev_net *mn, const struct maglev_vip_key *key)
 {
 	struct maglev_vip *vip;
 
@@ -46,11 +46,11 @@ struct maglev_vip *maglev_vip_match(struct maglev_net *mn, const struct maglev_f
 	struct maglev_vip *vip;
 
 	memcpy(key.addr, fl->daddr.words, sizeof(key.addr));
-	vip = maglev_vip_find(mn, &key);
+	vip = maglev_sp_vip_find(mn, &key);
 	if (vip)
 		return vip;
 	key.port = 0;
-	return maglev_vip_find(mn, &key);
+	return maglev_sp_vip_find(mn, &key);
 }
 
 u64 maglev_flow_hash(const struct maglev_settings *cfg, const struct maglev_flow *fl)
@@ -73,7 +73,7 @@ u64 maglev_flow_hash(const struct maglev_settings *cfg, const struct maglev_flow
  */
 static const struct maglev_backend_entry *
 maglev_second_chance(struct maglev_net *mn, const struct maglev_flow *fl,
-		     const struct maglev_pick *p)
+		     const struct maglev_sp_pick *p)
 {
 	const struct maglev_backend_entry *pb;
 
@@ -94,7 +94,7 @@ maglev_second_chance(struct maglev_net *mn, const struct maglev_flow *fl,
  * -ENODATA (the VIP has no table; p->vip set) or -EHOSTUNREACH (the slot
  * names no configured backend; p->vip, slot, idx and gen set).
  */
-int maglev_pick(struct maglev_net *mn, const struct maglev_flow *fl, struct maglev_pick *p)
+int maglev_sp_pick(struct maglev_net *mn, const struct maglev_flow *fl, struct maglev_sp_pick *p)
 {
 	const struct maglev_table *t;
 
@@ -149,7 +149,7 @@ int maglev_vip_set(struct net *net, const struct maglev_vip_key *key, u32 params
 	int err;
 
 	lockdep_assert_held(&mn->lock);
-	vip = maglev_vip_find(mn, key);
+	vip = maglev_sp_vip_find(mn, key);
 	if (vip) {
 		WRITE_ONCE(vip->params, params);
 		return 0;
@@ -201,7 +201,7 @@ int maglev_vip_del(struct net *net, const struct maglev_vip_key *key)
 	struct maglev_vip *vip;
 
 	lockdep_assert_held(&mn->lock);
-	vip = maglev_vip_find(mn, key);
+	vip = maglev_sp_vip_find(mn, key);
 	if (!vip)
 		return -ENOENT;
 	maglev_vip_unlink(mn, vip);
