@@ -3,8 +3,8 @@
 # maglev-decap(8) on a real veth (issue 14 item 9): the lb namespace of
 # lib.sh plays the backend (decap program on lb0, VIP 192.0.2.10 on lo, UDP
 # service on it), the client namespace the balancer, sending IPIP and GUE
-# with send_encap.py. Open by default (a spoofed outer source is delivered:
-# the documented risk); with --allow-src and --own-dst auto only the allowed
+# with send_encap.py. attach refuses an open program unless told --open;
+# open, a spoofed outer source is delivered (the documented risk); with --allow-src and --own-dst auto only the allowed
 # source and our own destination are decapsulated, the rest dropped and
 # counted in `show`; a bad argument changes nothing; re-attaching keeps the
 # configuration; detach removes program and pins.
@@ -54,11 +54,13 @@ got() {
 counter() { dtool show lb0 --pin "$DPIN" | awk -v n="$1" '$1 == n { print $2 }'; }
 
 out=$(dtool attach lb0 --pin "$DPIN" 2>&1)
-check "attach without strict options succeeds" [ $? -eq 0 ]
-check "and warns that it decapsulates from any source" grep -q "any source" <<<"$out"
+check "attach with neither --allow-src nor --open is refused" [ $? -ne 0 ]
+check "naming both ($out)" bash -c 'grep -q -- "--allow-src" <<<"$1" && grep -q -- "--open" <<<"$1"' _ "$out"
+check "and attaches nothing" bash -c "! ip -n '$NS_LB' link show lb0 | grep -q xdp"
+check "attach --open" dtool attach lb0 --pin "$DPIN" --open
 sleep 0.2
 send ipip 203.0.113.1 open-spoofed 203.0.113.3
-check "open (default): a packet from any source is delivered" got open-spoofed
+check "open (asked for): a packet from any source is delivered" got open-spoofed
 
 check "set --allow-src 203.0.113.2/32 --own-dst auto" \
 	dtool set lb0 --pin "$DPIN" --allow-src 203.0.113.2/32 --own-dst auto

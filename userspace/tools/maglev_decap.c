@@ -18,6 +18,7 @@
 #include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,14 +82,16 @@ static void usage(FILE *f)
 		"  --own-dst ADDR|auto   strict destination: decapsulate only packets to this "
 		"address\n"
 		"                        (repeatable; auto: DEV's addresses); replaces the list\n"
-		"  --open                no strict checks: decapsulate from anyone (the default)\n"
+		"  --open                no strict checks: decapsulate from anyone (attach needs\n"
+		"                        this or --allow-src)\n"
 		"  --gue-port PORT       GUE port to decapsulate (default %d)\n"
 		"  --mode native|generic XDP mode for attach (default native)\n"
 		"  --pin DIR             pin dir (default " PIN_BASE "/DEV)\n"
 		"  -h, --help            this help\n"
 		"\n"
 		"Without --allow-src and --own-dst the program is open: any host that reaches DEV\n"
-		"can deliver packets with any inner source. See maglev-decap(8).\n",
+		"can deliver packets with any inner source, so attach refuses to start so unless\n"
+		"told --open (or the pinned maps are already strict). See maglev-decap(8).\n",
 		MAGLEV_GUE_PORT_DEFAULT);
 }
 
@@ -272,6 +275,21 @@ out:
 	return r;
 }
 
+/* Whether the maps pinned in pin already say strict source (a re-attach). */
+static bool pinned_strict_src(const char *pin)
+{
+	struct maglev_decap_config v = {};
+	int fd = pinned_fd(pin, "maglev_decap_cfg");
+	uint32_t zero = 0;
+	bool strict;
+
+	if (fd < 0)
+		return false;
+	strict = !bpf_map_lookup_elem(fd, &zero, &v) && (v.flags & MAGLEV_DECAP_F_STRICT_SRC);
+	close(fd);
+	return strict;
+}
+
 static int attach(const char *dev, const char *pin, int mode, const struct conf *c)
 {
 	struct maglev_decap *skel;
@@ -281,6 +299,11 @@ static int attach(const char *dev, const char *pin, int mode, const struct conf 
 
 	if (!ifindex)
 		return die("no interface %s", dev);
+	/* An open relay only when asked for: see maglev-decap(8). */
+	if (!c->open && !c->have_src && !pinned_strict_src(pin))
+		return die("attach %s: name the balancers' outer sources (--allow-src PREFIX), or "
+			   "--open to decapsulate from anyone",
+			   dev);
 	if (mkdir(PIN_BASE, 0700) && errno != EEXIST)
 		return die("cannot create " PIN_BASE ": %s", strerror(errno));
 	if (mkdir(pin, 0700) && errno != EEXIST)
