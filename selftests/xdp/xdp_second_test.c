@@ -9,6 +9,7 @@
  * delivered, a SYN is delivered, an ACK a listener's syncookie validates
  * is delivered, one nothing claims is sent on to the previous owner with
  * the field cleared, and a packet sent on once is never sent on again.
+ * Both with an IPv4 and an IPv6 outer header (the *_v6_outer cases).
  */
 #include <sched.h>
 #include <unistd.h>
@@ -60,6 +61,42 @@ static size_t gue_frame(uint8_t *out, const struct flow *f, uint8_t flags, const
 	return len;
 }
 
+/* IPv6 outer (backends 2001:db8:b::1 and ::2): offsets without VLAN tags. */
+static const uint8_t BE1_6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x0b, [15] = 1};
+static const uint8_t BE2_6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x0b, [15] = 2};
+#define OFF6_UDP  54
+#define OFF6_GUE  62
+#define OFF6_PREV 66
+
+/* gue_frame with an IPv6 outer header; prev (16 bytes) or NULL. */
+static size_t gue_frame6(uint8_t *out, const struct flow *f, uint8_t flags, const uint8_t *be,
+			 const uint8_t *prev)
+{
+	struct client_opts co = {.payload = 20, .tcp_flags = flags};
+	struct encap_want w = {.outer_family = P_AF6, .gue = 1, .gue_port = 6080};
+	uint8_t client[256];
+	size_t n, len;
+
+	memcpy(w.backend, be, 16);
+	memcpy(w.src6, SRC6, 16);
+	w.src6_plen = SRC6_PLEN;
+	n = build_client(client, f, &co);
+	len = build_encap(out, client, n, f, &w);
+	if (!prev)
+		return len;
+	memmove(out + OFF6_PREV + 20, out + OFF6_PREV, len - OFF6_PREV);
+	memset(out + OFF6_PREV, 0, 20);
+	out[OFF6_GUE] = MAGLEV_GUE_PREV_WORDS;
+	put16(out + OFF6_GUE + 2, MAGLEV_GUE_F_PREV);
+	out[OFF6_PREV] = MAGLEV_GUE_PREV_TYPE;
+	out[OFF6_PREV + 1] = P_AF6;
+	memcpy(out + OFF6_PREV + 4, prev, 16);
+	len += 20;
+	put16(out + OFF_IP + 4, (uint16_t)(len - OFF_IP - 40));
+	put16(out + OFF6_UDP + 4, (uint16_t)(len - OFF6_UDP));
+	return len;
+}
+
 FIXTURE(lb)
 {
 	struct maglev_dp *dp;
@@ -99,6 +136,17 @@ FIXTURE_SETUP(lb)
 	}
 	ASSERT_EQ(0, maglev_dp_table_swap_prev(self->dp, 0, owner, prev));
 	ASSERT_EQ(0, maglev_dp_table_swap_prev(self->dp, 1, owner, prev));
+	/* VIP 2 (:82): the same with IPv6 backends 3 (owner) and 4 (before). */
+	info.vip_id = 2;
+	vip_key(&k, self->f4.dst, P_AF4, 82, IPPROTO_TCP);
+	ASSERT_EQ(0, maglev_dp_vip_set(self->dp, &k, &info));
+	ASSERT_EQ(0, add_backend(self->dp, 3, BE1_6, P_AF6));
+	ASSERT_EQ(0, add_backend(self->dp, 4, BE2_6, P_AF6));
+	for (i = 0; i < MAGLEV_TABLE_SIZE; i++) {
+		owner[i] = 3;
+		prev[i] = 4;
+	}
+	ASSERT_EQ(0, maglev_dp_table_swap_prev(self->dp, 2, owner, prev));
 }
 
 FIXTURE_TEARDOWN(lb)
@@ -136,6 +184,24 @@ TEST_F(lb, miss_carries_previous_owner)
 	}
 	EXPECT_EQ(carried + 2, counter(self->dp, MAGLEV_CTR_SC_CARRIED));
 	EXPECT_EQ(ins, counter(self->dp, MAGLEV_CTR_CONN_INSERT));
+}
+
+/* The same with an IPv6 outer header: the previous owner's 16-byte address
+ * in the option, byte for byte.
+ */
+TEST_F(lb, miss_carries_previous_owner_v6_outer)
+{
+	uint64_t carried = counter(self->dp, MAGLEV_CTR_SC_CARRIED);
+	struct flow f = self->f4;
+	uint8_t exp[512];
+	struct run_result r;
+	size_t n;
+
+	f.dport = 82;
+	n = gue_frame6(exp, &f, 0x10, BE1_6, BE2_6);
+	run_client(_metadata, self->prog, &f, 0x10, &r);
+	ASSERT_BYTES(r.out, r.len, exp, n);
+	EXPECT_EQ(carried + 1, counter(self->dp, MAGLEV_CTR_SC_CARRIED));
 }
 
 /* A SYN never carries it and is recorded; the flow's next packets hit the
@@ -345,6 +411,36 @@ TEST_F(decap, no_socket_sent_on_once)
 	ASSERT_EQ(0, run_prog(self->prog, r.out, r.len, &r2));
 	EXPECT_EQ(XDP_PASS, r2.action);
 	EXPECT_EQ(2, dcount(self, MAGLEV_DECAP_SC_ONCE));
+	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+}
+
+/* The same with an IPv6 outer header: sent on from backend 1's address to
+ * backend 2's, hop limit one lower, the field cleared; then delivered.
+ */
+TEST_F(decap, no_socket_sent_on_once_v6_outer)
+{
+	struct flow f = self->f4;
+	uint8_t in[512], exp[512];
+	struct run_result r, r2;
+	size_t n;
+
+	f.sport = 40004;
+	n = gue_frame6(in, &f, 0x10, BE1_6, BE2_6);
+	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
+	ASSERT_EQ(XDP_TX, r.action);
+	memcpy(exp, in, n);
+	memcpy(exp, in + 6, 6);
+	memcpy(exp + 6, in, 6);
+	memcpy(exp + OFF_IP + 8, BE1_6, 16);
+	memcpy(exp + OFF_IP + 24, BE2_6, 16);
+	exp[OFF_IP + 7]--;
+	exp[OFF6_PREV + 1] = 0;
+	ASSERT_BYTES(r.out, r.len, exp, n);
+	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+	ASSERT_EQ(0, run_prog(self->prog, r.out, r.len, &r2));
+	EXPECT_EQ(XDP_PASS, r2.action);
+	EXPECT_EQ(0x45, r2.out[14]);
+	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_ONCE));
 	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
 }
 
