@@ -34,6 +34,7 @@ static char *json_line(json_object *o, size_t *len)
 	if (out) {
 		memcpy(out, text, n);
 		out[n] = '\n';
+		out[n + 1] = '\0'; /* answered() takes ok_text's length with strlen */
 		*len = n + 1;
 	}
 	return out;
