@@ -13,6 +13,7 @@
 #     b1 (lib.sh's NS_LB, XDP on lb0, client ns behind it) 192.0.2.241/30 <-> .242
 #     b2 192.0.2.245/30 <-> .246, b3 192.0.2.249/30 <-> .250
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/etcd_lib.sh"
 
 command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
 	skip_all "etcd/etcdctl missing (scripts/install-deps installs etcd-server, etcd-client)"
@@ -36,9 +37,7 @@ fleet_cleanup() {
 }
 trap fleet_cleanup EXIT
 
-etx() { ip netns exec "$NS_ET" "$@"; }
 jq1() { jqt "$@" >/dev/null; }
-ectl() { etx etcdctl --endpoints=$EP --command-timeout=3s "$@"; }
 # link NS N: a veth from NS to the etcd namespace, 192.0.2.(240+4N-3)/30.
 link() {
 	local a=$((240 + 4 * $2 - 3)) b=$((240 + 4 * $2 - 2))
@@ -52,27 +51,7 @@ etx ip link set lo up && etx ip addr add 192.0.2.254/32 dev lo
 for ns in "$NS_B2" "$NS_B3"; do ip -n "$ns" link set lo up; done
 link "$NS_LB" 1 && link "$NS_B2" 2 && link "$NS_B3" 3 || skip_all "cannot link the etcd namespace"
 
-start_etcd() {
-	# ip netns exec execs etcd: $! is etcd's own pid.
-	ip netns exec "$NS_ET" etcd --name fleet-test --data-dir "$TDIR/etcd" --listen-client-urls $EP \
-		--advertise-client-urls $EP --listen-peer-urls http://127.0.0.1:2380 \
-		--initial-advertise-peer-urls http://127.0.0.1:2380 \
-		--initial-cluster fleet-test=http://127.0.0.1:2380 >>"$TDIR/etcd.log" 2>&1 &
-	ETCD_PID=$!
-	local i
-	for i in $(seq 100); do
-		ectl endpoint health >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	sed 's/^/# etcd: /' "$TDIR/etcd.log" | tail -20
-	return 1
-}
-stop_etcd() {
-	kill -TERM "$ETCD_PID" 2>/dev/null
-	wait "$ETCD_PID" 2>/dev/null
-	ETCD_PID=
-}
-start_etcd || { nok "etcd starts"; t_done; }
+start_etcd fleet-test || { nok "etcd starts"; t_done; }
 ok "etcd starts in its namespace ($EP)"
 
 # vipval VIP BACKEND[:WEIGHT]...: a VIP's key value, its control requests.
@@ -324,7 +303,7 @@ check "balancer 2 restarted without etcd: its 2 VIPs, revision $R and digest kep
 	jq1 ".vips == 2 and .fleet.revision == $R and .vips_digest == \"$d2\" and .fleet.connected == false" <(st 2)
 
 # --- etcd back: all resync ----------------------------------------------------------
-start_etcd || nok "etcd restarts"
+start_etcd fleet-test || nok "etcd restarts"
 check "etcd back: all three reconnect on revision $R" wait_agree "$R" 10
 R=$(put $V2 "$(vipval $V2 198.51.100.7)")
 check "a change after the outage reaches all three as revision $R" wait_agree "$R"

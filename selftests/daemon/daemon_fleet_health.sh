@@ -12,6 +12,7 @@
 #   etcd ns: lo 192.0.2.254 (etcd) and the backends 198.51.100.21, .22 (port
 #   8080), one veth per balancer ns bN: 192.0.2.(240+4N-3)/30 <-> (240+4N-2)
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/etcd_lib.sh"
 
 command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
 	skip_all "etcd/etcdctl missing (scripts/install-deps installs etcd-server, etcd-client)"
@@ -39,7 +40,6 @@ fh_cleanup() {
 }
 trap fh_cleanup EXIT
 
-etx() { ip netns exec "$NS_ET" "$@"; }
 # until_ok SECONDS CMD...: CMD succeeds before the time is up (else what
 # the balancers hold, as diagnostics).
 until_ok() {
@@ -52,7 +52,6 @@ until_ok() {
 	[ "$(type -t report)" = function ] && report
 	return 1
 }
-ectl() { etx etcdctl --endpoints=$EP --command-timeout=3s "$@"; }
 for ns in "$NS_ET" "${NS[1]}" "${NS[2]}" "${NS[3]}"; do
 	ip netns add "$ns" && ip -n "$ns" link set lo up || skip_all "cannot create namespaces"
 done
@@ -67,27 +66,7 @@ for n in 1 2 3; do
 		skip_all "cannot link the etcd namespace"
 done
 
-start_etcd() {
-	# ip netns exec execs etcd: $! is etcd's own pid.
-	ip netns exec "$NS_ET" etcd --name fh-test --data-dir "$TDIR/etcd" --listen-client-urls $EP \
-		--advertise-client-urls $EP --listen-peer-urls http://127.0.0.1:2380 \
-		--initial-advertise-peer-urls http://127.0.0.1:2380 \
-		--initial-cluster fh-test=http://127.0.0.1:2380 >>"$TDIR/etcd.log" 2>&1 &
-	ETCD_PID=$!
-	local i
-	for i in $(seq 100); do
-		ectl endpoint health >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	sed 's/^/# etcd: /' "$TDIR/etcd.log" | tail
-	return 1
-}
-stop_etcd() {
-	kill -TERM "$ETCD_PID" 2>/dev/null
-	wait "$ETCD_PID" 2>/dev/null
-	ETCD_PID=
-}
-start_etcd || { nok "etcd starts"; t_done; }
+start_etcd fh-test || { nok "etcd starts"; t_done; }
 # The backends: one listener in the etcd namespace for both addresses that
 # accepts and closes, all a TCP check needs (no process per check).
 cat >"$TDIR/acceptd.py" <<-'PY'
@@ -253,7 +232,7 @@ check "etcd stopped, b1 and b2 unblocked: their own checks see $BE1 up again" un
 sleep 1 # time for a wrong verdict to be applied
 frozen() { all_applied down && one_digest; }
 check "... but the verdicts are frozen: still out on all three, one digest" frozen
-start_etcd || nok "etcd restarts"
+start_etcd fh-test || nok "etcd restarts"
 check "etcd back: the new votes reach the others, $BE1 back on all three" until_ok 20 all_applied up
 check "... one digest, the first one" until_ok 5 digests_are "$D0"
 

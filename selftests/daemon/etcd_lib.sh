@@ -1,0 +1,30 @@
+# shellcheck shell=bash
+# One etcd member for the fleet tests (daemon_fleet.sh, daemon_fleet_health.sh),
+# sourced after lib.sh: it runs in namespace $NS_ET with client URL $EP,
+# keeps its data in $TDIR/etcd and logs to $TDIR/etcd.log. ETCD_PID is its
+# pid for the test's cleanup.
+
+etx() { ip netns exec "$NS_ET" "$@"; }
+ectl() { etx etcdctl --endpoints="$EP" --command-timeout=3s "$@"; }
+
+# start_etcd NAME: start it (again, on the same data) and wait until healthy.
+start_etcd() {
+	# ip netns exec execs etcd: $! is etcd's own pid.
+	ip netns exec "$NS_ET" etcd --name "$1" --data-dir "$TDIR/etcd" --listen-client-urls "$EP" \
+		--advertise-client-urls "$EP" --listen-peer-urls http://127.0.0.1:2380 \
+		--initial-advertise-peer-urls http://127.0.0.1:2380 \
+		--initial-cluster "$1=http://127.0.0.1:2380" >>"$TDIR/etcd.log" 2>&1 &
+	ETCD_PID=$!
+	for _ in $(seq 100); do
+		ectl endpoint health >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	sed 's/^/# etcd: /' "$TDIR/etcd.log" | tail -20
+	return 1
+}
+
+stop_etcd() {
+	kill -TERM "$ETCD_PID" 2>/dev/null
+	wait "$ETCD_PID" 2>/dev/null
+	ETCD_PID=
+}
