@@ -14,7 +14,7 @@ SAN_TESTS += $(filter-out kernel/% scripts/% selftests/kmod/% selftests/sanitize
 	$(FUZZ_RUNS) $(SAN_SKIP),$(TESTS))
 # What they run: the daemon, the CLI, the e2e servers and clients, and the
 # BPF objects the scripts attach with ip(8).
-SAN_TARGETS = $(BUILD)/maglevd $(BUILD)/maglevctl $(TOOLS) $(TOOLS_XDP_PASS) \
+SAN_TARGETS = $(BUILD)/maglevd $(BUILD)/maglevctl $(TOOLS) $(TOOLS_XDP_PASS) $(MAGLEV_DECAP_TOOL) \
 	$(BUILD)/bpf/maglev_decap.bpf.o $(filter $(BUILD)/%,$(SAN_TESTS))
 
 # Used by sanitized_userspace.sh as
