@@ -3,15 +3,15 @@
 # built from an older commit (issue 14: "the established path no slower than
 # today in the same run"). The two builds run alternately ROUNDS times
 # (machine noise hits both alike); the medians of their net figures and
-# their ratio go to OUT.json. REF: MAGLEV_BENCH_REF, default the commit
-# before the issue 21 work. Not a git checkout, or REF unknown: says so and
+# their ratio go to OUT.json. REF: MAGLEV_BENCH_REF, default b4d9d2c, the
+# last commit before the issue 14 work ("today" in that issue). Not a git checkout, or REF unknown: says so and
 # writes no figures.
 # Usage: userspace/bench/established_vs_ref.sh OUT.json [ROUNDS]   (part of make bench)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$1
 rounds=${2:-3}
-ref=${MAGLEV_BENCH_REF:-7ddab98}
+ref=${MAGLEV_BENCH_REF:-b4d9d2c}
 tmp=$(mktemp -d /tmp/maglev-ref.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
