@@ -25,41 +25,7 @@ static const uint8_t BE1[4] = {192, 0, 2, 1}, BE2[4] = {192, 0, 2, 2};
 /* Offsets in an IPv4-outer GUE frame without VLAN tags. */
 #define OFF_IP	 14
 #define OFF_UDP	 34
-#define OFF_GUE	 42
 #define OFF_PREV 46
-
-/* The GUE frame the balancer sends for f to backend be, carrying prev
- * (NULL: plain GUE). Built from the tests' own builders.
- */
-static size_t gue_frame(uint8_t *out, const struct flow *f, uint8_t flags, const uint8_t *be,
-			const uint8_t *prev)
-{
-	struct client_opts co = {.payload = 20, .tcp_flags = flags};
-	struct encap_want w = {.outer_family = P_AF4, .gue = 1, .gue_port = 6080};
-	uint8_t client[256];
-	size_t n, len;
-
-	memcpy(w.backend, be, 4);
-	memcpy(w.src4, SRC4, 4);
-	w.src4_plen = SRC4_PLEN;
-	n = build_client(client, f, &co);
-	len = build_encap(out, client, n, f, &w);
-	if (!prev)
-		return len;
-	memmove(out + OFF_PREV + 20, out + OFF_PREV, len - OFF_PREV);
-	memset(out + OFF_PREV, 0, 20);
-	out[OFF_GUE] = MAGLEV_GUE_PREV_WORDS;
-	put16(out + OFF_GUE + 2, MAGLEV_GUE_F_PREV);
-	out[OFF_PREV] = MAGLEV_GUE_PREV_TYPE;
-	out[OFF_PREV + 1] = P_AF4;
-	memcpy(out + OFF_PREV + 4, prev, 4);
-	len += 20;
-	put16(out + OFF_IP + 2, (uint16_t)(len - OFF_IP));
-	put16(out + OFF_IP + 10, 0);
-	put16(out + OFF_IP + 10, csum_finish(csum_add(0, out + OFF_IP, 20)));
-	put16(out + OFF_UDP + 4, (uint16_t)(len - OFF_UDP));
-	return len;
-}
 
 /* IPv6 outer (backends 2001:db8:b::1 and ::2): offsets without VLAN tags. */
 static const uint8_t BE1_6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x0b, [15] = 1};
@@ -68,33 +34,57 @@ static const uint8_t BE2_6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x0b, [15] = 2};
 #define OFF6_GUE  62
 #define OFF6_PREV 66
 
-/* gue_frame with an IPv6 outer header; prev (16 bytes) or NULL. */
-static size_t gue_frame6(uint8_t *out, const struct flow *f, uint8_t flags, const uint8_t *be,
-			 const uint8_t *prev)
+/* The GUE frame the balancer sends for f to backend be with an outer header
+ * of family fam, carrying prev (NULL: plain GUE). Built from the tests' own
+ * builders.
+ */
+static size_t gue_frame_fam(uint8_t *out, const struct flow *f, uint8_t flags, int fam,
+			    const uint8_t *be, const uint8_t *prev)
 {
 	struct client_opts co = {.payload = 20, .tcp_flags = flags};
-	struct encap_want w = {.outer_family = P_AF6, .gue = 1, .gue_port = 6080};
+	struct encap_want w = {.outer_family = fam, .gue = 1, .gue_port = 6080};
+	size_t alen = fam == P_AF4 ? 4 : 16, n, len;
+	size_t udp = fam == P_AF4 ? OFF_UDP : OFF6_UDP, gue = udp + 8, opt = gue + 4;
 	uint8_t client[256];
-	size_t n, len;
 
-	memcpy(w.backend, be, 16);
+	memcpy(w.backend, be, alen);
+	memcpy(w.src4, SRC4, 4);
+	w.src4_plen = SRC4_PLEN;
 	memcpy(w.src6, SRC6, 16);
 	w.src6_plen = SRC6_PLEN;
 	n = build_client(client, f, &co);
 	len = build_encap(out, client, n, f, &w);
 	if (!prev)
 		return len;
-	memmove(out + OFF6_PREV + 20, out + OFF6_PREV, len - OFF6_PREV);
-	memset(out + OFF6_PREV, 0, 20);
-	out[OFF6_GUE] = MAGLEV_GUE_PREV_WORDS;
-	put16(out + OFF6_GUE + 2, MAGLEV_GUE_F_PREV);
-	out[OFF6_PREV] = MAGLEV_GUE_PREV_TYPE;
-	out[OFF6_PREV + 1] = P_AF6;
-	memcpy(out + OFF6_PREV + 4, prev, 16);
+	memmove(out + opt + 20, out + opt, len - opt);
+	memset(out + opt, 0, 20);
+	out[gue] = MAGLEV_GUE_PREV_WORDS;
+	put16(out + gue + 2, MAGLEV_GUE_F_PREV);
+	out[opt] = MAGLEV_GUE_PREV_TYPE;
+	out[opt + 1] = (uint8_t)fam;
+	memcpy(out + opt + 4, prev, alen);
 	len += 20;
-	put16(out + OFF_IP + 4, (uint16_t)(len - OFF_IP - 40));
-	put16(out + OFF6_UDP + 4, (uint16_t)(len - OFF6_UDP));
+	put16(out + udp + 4, (uint16_t)(len - udp));
+	if (fam == P_AF6) {
+		put16(out + OFF_IP + 4, (uint16_t)(len - OFF_IP - 40));
+		return len;
+	}
+	put16(out + OFF_IP + 2, (uint16_t)(len - OFF_IP));
+	put16(out + OFF_IP + 10, 0);
+	put16(out + OFF_IP + 10, csum_finish(csum_add(0, out + OFF_IP, 20)));
 	return len;
+}
+
+static size_t gue_frame(uint8_t *out, const struct flow *f, uint8_t flags, const uint8_t *be,
+			const uint8_t *prev)
+{
+	return gue_frame_fam(out, f, flags, P_AF4, be, prev);
+}
+
+static size_t gue_frame6(uint8_t *out, const struct flow *f, uint8_t flags, const uint8_t *be,
+			 const uint8_t *prev)
+{
+	return gue_frame_fam(out, f, flags, P_AF6, be, prev);
 }
 
 FIXTURE(lb)
