@@ -31,7 +31,6 @@ static const uint8_t BE1[4] = {192, 0, 2, 1}, BE2[4] = {192, 0, 2, 2};
 static const uint8_t BE1_6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x0b, [15] = 1};
 static const uint8_t BE2_6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x0b, [15] = 2};
 #define OFF6_UDP  54
-#define OFF6_GUE  62
 #define OFF6_PREV 66
 
 /* The GUE frame the balancer sends for f to backend be with an outer header
