@@ -1063,6 +1063,22 @@ static void on_wake(struct daemon *d, struct ev_source *src, uint32_t events)
 	writes_progress(d);
 }
 
+/* Stop the first n of the etcd, writer, status and health threads, in
+ * the order fleet_start starts them (the writer waits on wcond).
+ */
+static void stop_threads(int n)
+{
+	pthread_t *t[] = {&F.thread, &F.wthread, &F.pthread, &F.hthread};
+	int i;
+
+	atomic_store(&F.stop, true);
+	pthread_mutex_lock(&F.lock);
+	pthread_cond_broadcast(&F.wcond);
+	pthread_mutex_unlock(&F.lock);
+	for (i = 0; i < n; i++)
+		pthread_join(*t[i], NULL);
+}
+
 int fleet_start(struct daemon *d, char *err, size_t errlen)
 {
 	struct etcd_tls tls = {d->cfg.fleet_ca, d->cfg.fleet_cert, d->cfg.fleet_key};
@@ -1091,30 +1107,18 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 		return -1;
 	}
 	if (pthread_create(&F.wthread, NULL, writer_thread, NULL)) {
-		atomic_store(&F.stop, true);
-		pthread_join(F.thread, NULL);
+		stop_threads(1);
 		snprintf(err, errlen, "fleet: cannot start the etcd writer thread");
 		return -1;
 	}
 	if (pthread_create(&F.pthread, NULL, publisher_thread, d)) {
-		atomic_store(&F.stop, true);
-		pthread_mutex_lock(&F.lock);
-		pthread_cond_broadcast(&F.wcond);
-		pthread_mutex_unlock(&F.lock);
-		pthread_join(F.thread, NULL);
-		pthread_join(F.wthread, NULL);
+		stop_threads(2);
 		snprintf(err, errlen, "fleet: cannot start the etcd status thread");
 		return -1;
 	}
 	if (fleet_health_on(d)) {
 		if (pthread_create(&F.hthread, NULL, health_thread, NULL)) {
-			atomic_store(&F.stop, true);
-			pthread_mutex_lock(&F.lock);
-			pthread_cond_broadcast(&F.wcond);
-			pthread_mutex_unlock(&F.lock);
-			pthread_join(F.thread, NULL);
-			pthread_join(F.wthread, NULL);
-			pthread_join(F.pthread, NULL);
+			stop_threads(3);
 			snprintf(err, errlen, "fleet: cannot start the etcd health thread");
 			return -1;
 		}
@@ -1130,15 +1134,7 @@ void fleet_stop(struct daemon *d)
 {
 	if (!F.running)
 		return;
-	atomic_store(&F.stop, true);
-	pthread_mutex_lock(&F.lock);
-	pthread_cond_broadcast(&F.wcond);
-	pthread_mutex_unlock(&F.lock);
-	pthread_join(F.thread, NULL);
-	pthread_join(F.wthread, NULL);
-	pthread_join(F.pthread, NULL);
-	if (F.hrunning)
-		pthread_join(F.hthread, NULL);
+	stop_threads(F.hrunning ? 4 : 3);
 	F.hrunning = false;
 	F.running = false;
 	ev_del(d, &F.src);
