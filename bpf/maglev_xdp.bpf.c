@@ -29,17 +29,28 @@ static __always_inline int maglev_is_syn(const struct maglev_pkt *pkt)
 
 /*
  * A SYN for a recorded flow keeps the recorded backend (checked as for any
- * packet) if the flow has sent more than its first packet, was used since
- * the bucket's reference bits were last cleared, and the client has sent
- * no FIN or RST: that is an established connection, and a spoofed SYN must
- * not move it (its backend answers with a challenge ACK, RFC 5961). A SYN
- * retransmit, a SYN for a closing, or an idle, entry takes the pick.
+ * packet) if the client has sent no FIN or RST and either the flow has sent
+ * more than its first packet and was used since the bucket's reference bits
+ * were last cleared (an established connection: a spoofed SYN must not move
+ * it, its backend answers with a challenge ACK, RFC 5961), or the flow has
+ * sent nothing but its first packet less than MAGLEV_CONN_SYN_KEEP_NS ago
+ * (a SYN retransmit: the first SYN's backend holds the half-open
+ * connection, and a fresh pick may differ once the table or the bounded
+ * loads' marks changed). A SYN for a closing, an idle, or an older
+ * one-packet entry takes the pick.
  */
 static __always_inline int maglev_syn_keeps(const struct maglev_conn_bucket *b, int way,
 					    const struct maglev_conn_slot *c)
 {
-	return b->ref[way & (MAGLEV_CONN_WAYS - 1)] == MAGLEV_CONN_REF_USED &&
-	       !(c->flags & MAGLEV_CONN_F_CLOSING);
+	__u8 ref = b->ref[way & (MAGLEV_CONN_WAYS - 1)];
+
+	if (c->flags & MAGLEV_CONN_F_CLOSING)
+		return 0;
+	if (ref == MAGLEV_CONN_REF_USED)
+		return 1;
+	/* A TCP entry's last_seen_ns is when it was written. */
+	return !ref && (__s64)(bpf_ktime_get_coarse_ns() - c->conn.last_seen_ns) <
+			       (__s64)MAGLEV_CONN_SYN_KEEP_NS;
 }
 
 /* Where a packet goes: the backend and the VIP data the encapsulation needs. */

@@ -88,6 +88,13 @@ _Static_assert(sizeof(struct maglev_conn_slot) % 8 == 0 &&
  */
 #define MAGLEV_CONN_PROVEN_NS (1000000000ULL)
 
+/* A SYN for an entry that has seen only its first packet keeps the entry's
+ * backend this long after it was written: a SYN retransmit (after 1 s with
+ * Linux's and RFC 6298's initial RTO, 3 s with older stacks' one) goes
+ * where the first SYN went (bpf/maglev_xdp.bpf.c, maglev_syn_keeps).
+ */
+#define MAGLEV_CONN_SYN_KEEP_NS (5 * 1000000000ULL)
+
 struct maglev_conn_bucket {
 	__u32 tag[MAGLEV_CONN_WAYS]; /* 0: empty way */
 	__u8 ref[MAGLEV_CONN_WAYS];  /* MAGLEV_CONN_REF_* */

@@ -194,6 +194,45 @@ TEST_F(bounded, established_flow_never_moves)
 	ASSERT_EQ(1, spilled(self));
 }
 
+/*
+ * A SYN retransmit (the SYN-ACK was lost) of a flow that spilled goes where
+ * the first SYN went, even after the marks changed: its backend holds the
+ * half-open connection. Before, the retransmit took the pick again and,
+ * with the marks changed, went to another backend.
+ */
+TEST_F(bounded, syn_retransmit_keeps_spill_backend)
+{
+	struct flow f;
+	int p, b, n, spill;
+
+	mark(_metadata, self, 1, true);
+	for (n = 0; n < FLOWS; n++) {
+		nth_flow(self, n, &f);
+		if (plain_pick(self, &f) == 1)
+			break;
+	}
+	ASSERT_GT(FLOWS, n);
+	p = plain_pick(self, &f);
+	b = ref_pick(self, &f, &spill);
+	ASSERT_EQ(1, spill);
+	ASSERT_EQ(b, sent_to(self, &f, 0x02));
+	/* The pick is under cap again, the spill backend over it. */
+	mark(_metadata, self, 1, false);
+	mark(_metadata, self, b, true);
+	ASSERT_EQ(b, sent_to(self, &f, 0x02));
+	ASSERT_EQ(b, sent_to(self, &f, 0x02));
+	ASSERT_EQ(b, sent_to(self, &f, 0x10)); /* the handshake completes there */
+	ASSERT_EQ(1, spilled(self));
+	/* A new flow with the same pick takes it: the marks did change. */
+	for (n++; n < FLOWS; n++) {
+		nth_flow(self, n, &f);
+		if (plain_pick(self, &f) == p)
+			break;
+	}
+	ASSERT_GT(FLOWS, n);
+	ASSERT_EQ(p, sent_to(self, &f, 0x02));
+}
+
 TEST_F(bounded, all_over_cap_takes_the_pick)
 {
 	struct flow f;

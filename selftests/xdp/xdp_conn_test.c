@@ -253,6 +253,74 @@ TEST_F(conn, syn_keeps_established_backend)
 /* The two ways a client closes: FIN (with ACK) and RST. */
 static const uint8_t close_flags[2] = {FIN | ACK, RST};
 
+/* The connection table, mapped like the library maps it. */
+struct conn_view {
+	struct maglev_conn_bucket *m;
+	size_t bytes;
+	uint32_t buckets;
+};
+
+static int conn_view_open(struct maglev_dp *dp, struct conn_view *v)
+{
+	int fd = maglev_dp_map_fd(dp, "maglev_conns");
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	v->buckets = info.max_entries;
+	v->bytes = ((size_t)info.max_entries * sizeof(*v->m) + 4095) & ~(size_t)4095;
+	v->m = mmap(NULL, v->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return v->m == MAP_FAILED ? -1 : 0;
+}
+
+/* The slot holding f's key (check word or not), NULL if none. */
+static struct maglev_conn_slot *conn_view_slot(struct maglev_dp *dp, struct conn_view *v,
+					       const struct flow *f)
+{
+	uint32_t b = bucket_of(dp, f);
+	struct maglev_flow_key k;
+	int w;
+
+	if (b >= v->buckets)
+		return NULL;
+	flow_key(&k, f);
+	for (w = 0; w < MAGLEV_CONN_WAYS; w++)
+		if (v->m[b].tag[w] && maglev_conn_key_eq(&v->m[b].slot[w].key, &k))
+			return &v->m[b].slot[w];
+	return NULL;
+}
+
+/* Flows in f's bucket with f's key (1 normally; 2: it was recorded twice). */
+static int conn_view_copies(struct maglev_dp *dp, struct conn_view *v, const struct flow *f)
+{
+	uint32_t b = bucket_of(dp, f);
+	struct maglev_flow_key k;
+	int w, n = 0;
+
+	flow_key(&k, f);
+	for (w = 0; w < MAGLEV_CONN_WAYS && b < v->buckets; w++)
+		n += v->m[b].tag[w] && maglev_conn_key_eq(&v->m[b].slot[w].key, &k);
+	return n;
+}
+
+/* f's entry written more than MAGLEV_CONN_SYN_KEEP_NS ago: a SYN for it
+ * (nothing else sent) is no retransmit but a new connection on the tuple.
+ */
+static int age_syn_entry(struct maglev_dp *dp, const struct flow *f)
+{
+	struct maglev_conn_slot *s;
+	struct conn_view v;
+
+	if (conn_view_open(dp, &v))
+		return -1;
+	s = conn_view_slot(dp, &v, f);
+	if (s)
+		s->conn.last_seen_ns -= MAGLEV_CONN_SYN_KEEP_NS + 1000000000ULL;
+	munmap(v.m, v.bytes);
+	return s ? 0 : -1;
+}
+
 /* f established on backend 3 (SYN, ACK), then the table moved to 5. */
 static void established_then_swap(struct __test_metadata *_metadata, FIXTURE_DATA(conn) * self,
 				  const struct flow *f)
@@ -263,9 +331,12 @@ static void established_then_swap(struct __test_metadata *_metadata, FIXTURE_DAT
 	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
 }
 
-/* Which SYNs still take the pick: a retransmit (the flow has sent nothing
- * else), and a SYN after the client's FIN or RST (a new connection on the
- * tuple).
+/* Which SYNs still take the pick: a SYN for an entry that has sent nothing
+ * else for longer than a retransmit would wait, and a SYN after the
+ * client's FIN or RST (a new connection on the tuple). A SYN retransmit
+ * (nothing else sent, within MAGLEV_CONN_SYN_KEEP_NS) keeps the first
+ * SYN's backend, which holds the half-open connection; before, it took the
+ * pick too.
  */
 TEST_F(conn, syn_after_close_or_retransmit_repicks)
 {
@@ -275,7 +346,14 @@ TEST_F(conn, syn_after_close_or_retransmit_repicks)
 	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
 	ASSERT_EQ(3, sent_to(self, &f, SYN));
 	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
-	ASSERT_EQ(5, sent_to(self, &f, SYN)); /* retransmit: nothing else sent */
+	ASSERT_EQ(3, sent_to(self, &f, SYN)); /* retransmit: kept */
+	f.sport = 41999;
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &f, SYN));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	ASSERT_EQ(0, age_syn_entry(self->dp, &f));
+	ASSERT_EQ(5, sent_to(self, &f, SYN)); /* too old for a retransmit */
+	ASSERT_EQ(5, sent_to(self, &f, ACK));
 	for (i = 0; i < 2; i++) {
 		f.sport = (uint16_t)(42000 + i);
 		established_then_swap(_metadata, self, &f);
@@ -638,6 +716,7 @@ TEST_F(conn, syn_over_limit_drops_stale_entry)
 	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
 	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
 	ASSERT_EQ(0, fill_table(self->dp, 1, 5));
+	ASSERT_EQ(0, age_syn_entry(self->dp, &self->f4)); /* not a retransmit */
 	set_cfg(_metadata, self->dp, 0, 1);
 	g.sport++;
 	ASSERT_EQ(5, sent_to(self, &g, SYN)); /* uses this second's only insert */
@@ -766,57 +845,6 @@ TEST_F(conn, crowded_bucket_loses_one_flow_not_all)
 	ASSERT_TRUE(conn_held(self->dp, &f[MAGLEV_CONN_WAYS + 1]));
 	for (i = 0; i < MAGLEV_CONN_WAYS; i++)
 		ASSERT_EQ(held[i], conn_held(self->dp, &f[i]));
-}
-
-/* The connection table, mapped like the library maps it. */
-struct conn_view {
-	struct maglev_conn_bucket *m;
-	size_t bytes;
-	uint32_t buckets;
-};
-
-static int conn_view_open(struct maglev_dp *dp, struct conn_view *v)
-{
-	int fd = maglev_dp_map_fd(dp, "maglev_conns");
-	struct bpf_map_info info = {};
-	uint32_t len = sizeof(info);
-
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -1;
-	v->buckets = info.max_entries;
-	v->bytes = ((size_t)info.max_entries * sizeof(*v->m) + 4095) & ~(size_t)4095;
-	v->m = mmap(NULL, v->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	return v->m == MAP_FAILED ? -1 : 0;
-}
-
-/* The slot holding f's key (check word or not), NULL if none. */
-static struct maglev_conn_slot *conn_view_slot(struct maglev_dp *dp, struct conn_view *v,
-					       const struct flow *f)
-{
-	uint32_t b = bucket_of(dp, f);
-	struct maglev_flow_key k;
-	int w;
-
-	if (b >= v->buckets)
-		return NULL;
-	flow_key(&k, f);
-	for (w = 0; w < MAGLEV_CONN_WAYS; w++)
-		if (v->m[b].tag[w] && maglev_conn_key_eq(&v->m[b].slot[w].key, &k))
-			return &v->m[b].slot[w];
-	return NULL;
-}
-
-/* Flows in f's bucket with f's key (1 normally; 2: it was recorded twice). */
-static int conn_view_copies(struct maglev_dp *dp, struct conn_view *v, const struct flow *f)
-{
-	uint32_t b = bucket_of(dp, f);
-	struct maglev_flow_key k;
-	int w, n = 0;
-
-	flow_key(&k, f);
-	for (w = 0; w < MAGLEV_CONN_WAYS && b < v->buckets; w++)
-		n += v->m[b].tag[w] && maglev_conn_key_eq(&v->m[b].slot[w].key, &k);
-	return n;
 }
 
 /*
