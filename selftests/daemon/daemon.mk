@@ -39,3 +39,9 @@ $(DAEMON_TEST_DIR)/slowpath_query: selftests/daemon/slowpath_query.c userspace/l
 		userspace/lib/ctl_proto.c userspace/lib/slowpath_nl.h userspace/lib/ctl_proto.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< userspace/lib/slowpath_nl.c userspace/lib/ctl_proto.c -lmnl -ljson-c
+ALL_TARGETS += $(DAEMON_TEST_DIR)/conn_fill
+
+$(DAEMON_TEST_DIR)/conn_fill: selftests/daemon/conn_fill.c include/maglev_conn.h include/maglev_maps.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -lbpf
+TESTS += selftests/daemon/daemon_bounded_large.sh

@@ -8,6 +8,9 @@
 # seconds (paced so the ~100 ms marks can follow). With the factor the
 # busiest backend stays within ceil(1.25 * mean) + SLACK; without it the
 # skew shows. Keep-alives are never new flows and no flow moves.
+# BOUNDED_CONN_TABLE (entries) and BOUNDED_FILL_WAYS (ways of every bucket
+# filled with closed, not live, entries before the traffic) make the table
+# a long-running balancer's: daemon_bounded_large.sh.
 . "$(dirname "$0")/lib.sh"
 # jqt, quietly (check prints its own line).
 jq_ok() { jqt "$@" >/dev/null; }
@@ -35,9 +38,17 @@ setup_net || skip_all "cannot create namespaces/veth"
 # takes milliseconds and runs every 100 ms (docs/maglev-table.md); 4,096
 # buckets for ~400 flows, so that no bucket fills (an evicted live flow's
 # next packet would be a new flow: ~5% of runs with 1,024 buckets).
-write_conf "udp_idle_timeout_ms 1000" "conn_table_size 16384"
+CONN_TABLE=${BOUNDED_CONN_TABLE:-16384}
+FILL_WAYS=${BOUNDED_FILL_WAYS:-0}
+write_conf "udp_idle_timeout_ms 1000" "conn_table_size $CONN_TABLE"
 start_daemon || { nok "maglevd starts"; t_done; }
 ok "maglevd starts"
+FILLED=0
+if [ "$FILL_WAYS" -gt 0 ]; then
+	FILLED=$("$ROOT/build/selftests/daemon/conn_fill" "$PIN" "$FILL_WAYS") ||
+		{ nok "conn_fill $FILL_WAYS ways"; t_done; }
+	check "table of $CONN_TABLE filled with $FILLED closed entries" [ "$FILLED" -gt 0 ]
+fi
 
 ctl vip add $ON --balance-factor 1.25 || nok "vip add $ON"
 ctl vip add $OFF || nok "vip add $OFF"
@@ -75,9 +86,13 @@ for v in $ON $OFF; do
 		[ "$(jq --arg v $v '.vips[] | select(.vip == $v) | .new_flows' "$TDIR/stats.json")" = \
 		"$(jq .flows "$f")" ]
 done
-check "conn_insert = flows started, nothing evicted" \
+# A filled table: new flows take closed entries' ways (evictions, of no
+# live flow: none moved, none unseen, above).
+EVICT=0
+[ "$FILLED" -gt 0 ] && EVICT=.conn.conn_insert
+check "conn_insert = flows started, evicted: ${EVICT#.conn.}" \
 	jq_ok ".conn.conn_insert == $(($(jq .flows "$TDIR/on.json") + $(jq .flows "$TDIR/off.json"))) \
-		and .conn.conn_evict == 0" "$TDIR/stats.json"
+		and .conn.conn_evict == $EVICT" "$TDIR/stats.json"
 
 check "without the factor the skew shows (max >= 2 x mean, over cap by > $SLACK)" \
 	jq_ok ".last.max >= 2 * .last.mean and .worst.excess > $SLACK" "$TDIR/off.json"
