@@ -748,7 +748,11 @@ static char *vip_value(const struct vip *v, char *name, size_t namelen)
 		   {"interval_ms", "check_interval_ms"},
 		   {"timeout_ms", "check_timeout_ms"},
 		   {"rise", "check_rise"},
-		   {"fall", "check_fall"}};
+		   {"fall", "check_fall"},
+		   {"payload", "check_payload"},
+		   {"expect", "check_expect"},
+		   {"dns_name", "check_dns_name"},
+		   {"on_fail", "check_on_fail"}};
 	json_object *o = state_vip_json(v, false), *arr = json_object_new_array(),
 		    *add = json_object_new_object(), *m, *bes;
 	char *text;
