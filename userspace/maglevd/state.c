@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bounded.h"
+#include "json_get.h"
 #include "log.h"
 #include "maglev_table.h"
 #include "placement.h"
@@ -197,49 +198,21 @@ int state_save(const char *path, const struct registry *r, char *err, size_t err
 	return ret;
 }
 
-/* Fetch a member of the given type; *out NULL and 0 if absent and optional. */
+/* The state file's getters: json_get.h in its state-file wording. */
 static int get_member(json_object *o, const char *key, json_type type, bool required,
 		      json_object **out, char *err, size_t errlen)
 {
-	*out = NULL;
-	if (!json_object_object_get_ex(o, key, out) || !*out) {
-		*out = NULL;
-		if (!required)
-			return 0;
-		snprintf(err, errlen, "missing '%s'", key);
-		return -EINVAL;
-	}
-	if (!json_object_is_type(*out, type)) {
-		snprintf(err, errlen, "'%s' has the wrong type", key);
-		return -EINVAL;
-	}
-	return 0;
+	const struct json_get g = {JSON_GET_STATE, err, errlen};
+
+	return json_get_member(&g, o, key, type, required, out);
 }
 
 static int get_uint(json_object *o, const char *key, bool required, uint64_t max, uint64_t *out,
 		    char *err, size_t errlen)
 {
-	json_object *m;
-	int64_t v;
+	const struct json_get g = {JSON_GET_STATE, err, errlen};
 
-	if (get_member(o, key, json_type_int, required, &m, err, errlen))
-		return -EINVAL;
-	if (!m)
-		return 0;
-	if (json_object_get_int64(m) == INT64_MAX) {
-		*out = json_object_get_uint64(m);
-		if (*out > max)
-			goto range;
-		return 0;
-	}
-	v = json_object_get_int64(m);
-	if (v < 0 || (uint64_t)v > max)
-		goto range;
-	*out = (uint64_t)v;
-	return 0;
-range:
-	snprintf(err, errlen, "'%s' out of range", key);
-	return -ERANGE;
+	return json_get_uint(&g, o, key, required, max, out);
 }
 
 /* The "check" object, read in maglevctl save's order: of several bad
