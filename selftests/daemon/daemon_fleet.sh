@@ -179,6 +179,18 @@ check "... and balancer 2 holds it when it answers" [ "$(st 2 | jq .fleet.revisi
 check "... the key holds the VIP's requests" \
 	jq1 '.[0].cmd == "vip.add" and .[0].vip == "192.0.2.11:80/tcp"' <(ectl get --print-value-only "${PFX}vips/$V2")
 check "... all three applied revision $R" wait_agree "$R"
+# Every health-check override travels through etcd, not only the TCP/HTTP
+# ones: a UDP check without its payload would be refused by all three.
+V3=192.0.2.12:53/udp
+R=$(crev "$TDIR/b2.sock" vip add $V3 --check udp --check-payload 'ping\x00' --check-expect pong \
+	--on-fail drain)
+check "vip add of a UDP-checked VIP (payload, expect, on-fail drain) on 2: revision $R on all three" \
+	wait_agree "$R"
+check "... balancer 3 holds its check type, payload, expect and on_fail" \
+	jq1 '.vip.check | .type == "udp" and .payload == "ping\\x00" and .expect == "pong" and .on_fail == "drain"' \
+	<(c3 -j vip show $V3)
+R=$(crev "$TDIR/b2.sock" vip del $V3)
+check "... and deleted again (revision $R on all three)" wait_agree "$R"
 crev "$TDIR/b3.sock" backend add $V2 198.51.100.7 --weight 3 >/dev/null
 R=$(crev "$SOCK" backend set $V 198.51.100.3 --drain)
 check "backend add on 3 and backend set --drain on 1: revision $R on all three" wait_agree "$R"

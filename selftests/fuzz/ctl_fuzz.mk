@@ -25,7 +25,9 @@ CTL_FUZZ_DAEMON := requests req_args req_changes req_queries ctl_commit registry
 	stream second_chance bounded
 CTL_FUZZ_LIB := ctl_proto maglev_table maglev_table_plan maglev_table_naive placement \
 	placement_ring placement_rendezvous slowpath_nl hc_encap \
-	dp_names conn_census
+	dp_names conn_census \
+	hc_fields \
+	json_get
 CTL_FUZZ_HARNESS := ctl_fuzz_dp ctl_fuzz_oracle
 CTL_FUZZ_OBJS := $(CTL_FUZZ_DAEMON:%=$(CTL_FUZZ_OBJDIR)/maglevd/%.o) \
 	$(CTL_FUZZ_LIB:%=$(CTL_FUZZ_OBJDIR)/lib/%.o) \

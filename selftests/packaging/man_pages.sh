@@ -75,10 +75,13 @@ is_there() { terms "$MAN/maglev-decap.8" | grep -qE -- "(^|, )$1( |,|$)"; }
 check "every command and option of maglev-decap --help has an entry in maglev-decap(8)" \
 	missing_none "maglev-decap command or option" 9 "${xopts[@]}"
 
-# The keys config_apply() compares against, and the keys the page's entries
-# name (each entry names one or more keys: "src4_prefix PREFIX, src6_prefix ...").
-mapfile -t keys < <(grep -oE '(strcmp\(key, |U\()"[a-z0-9_]+"' "$ROOT/userspace/maglevd/config.c" |
-	grep -oE '[a-z0-9_]+"' | tr -d '"' | sort -u)
+# The keys config_apply() compares against (the health-check defaults' keys
+# are hc_fields.c's .conf), and the keys the page's entries name (each entry
+# names one or more keys: "src4_prefix PREFIX, src6_prefix ...").
+mapfile -t keys < <({
+	grep -oE '(strcmp\(key, |U\()"[a-z0-9_]+"' "$ROOT/userspace/maglevd/config.c"
+	grep -oE '\.conf = "[a-z0-9_]+"' "$ROOT/userspace/lib/hc_fields.c"
+} | grep -oE '[a-z0-9_]+"' | tr -d '"' | sort -u)
 mapfile -t documented < <(terms "$MAN/maglevd.conf.5" | sed 's/, /\n/g' |
 	awk '$1 ~ /^[a-z][a-z0-9_]*$/ { print $1 }' | sort -u)
 is_there() { printf '%s\n' "${documented[@]}" | grep -qx "$1"; }

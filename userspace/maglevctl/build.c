@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ctl_proto.h"
+#include "hc_fields.h"
 #include "maglevctl.h"
 
 enum opt_kind { OPT_FLAG, OPT_STR, OPT_INT };
@@ -34,13 +35,41 @@ static json_object *usage(struct build_err *e, const char *fmt, ...)
 	return NULL;
 }
 
+/* The health-check overrides (hc_fields.h) as options; d ends with a NULL name. */
+static void hc_opt_defs(struct opt_def d[HC_NFIELDS + 1])
+{
+	size_t i;
+
+	for (i = 0; i < HC_NFIELDS; i++)
+		d[i] = (struct opt_def){hc_fields[i].opt,
+					hc_fields[i].kind == HCK_UINT ? OPT_INT : OPT_STR,
+					hc_fields[i].req, false};
+	d[HC_NFIELDS] = (struct opt_def){NULL, 0, NULL, false};
+}
+
+/* The option called name in opts, then in more (NULL: none), or NULL. */
+static const struct opt_def *find_opt(const struct opt_def *opts, const struct opt_def *more,
+				      const char *name)
+{
+	const struct opt_def *o;
+
+	for (o = opts; o && o->name; o++)
+		if (!strcmp(o->name, name))
+			return o;
+	for (o = more; o && o->name; o++)
+		if (!strcmp(o->name, name))
+			return o;
+	return NULL;
+}
+
 /*
- * Parse argv against opts; positional arguments go to pos[] (npos exactly).
- * Options may come before, between or after the positional ones, as
- * "--name value" or "--name=value".
+ * Parse argv against opts and more; positional arguments go to pos[] (npos
+ * exactly). Options may come before, between or after the positional ones,
+ * as "--name value" or "--name=value".
  */
 static json_object *parse_args(const char *cmd, int argc, char **argv, const struct opt_def *opts,
-			       const char *const *pos_names, int npos, struct build_err *e)
+			       const struct opt_def *more, const char *const *pos_names, int npos,
+			       struct build_err *e)
 {
 	json_object *req = json_object_new_object();
 	const struct opt_def *seen[32];
@@ -63,10 +92,8 @@ static json_object *parse_args(const char *cmd, int argc, char **argv, const str
 		eq = strchr(a + 2, '=');
 		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - a - 2) : (int)strlen(a + 2),
 			 a + 2);
-		for (o = opts; o && o->name; o++)
-			if (!strcmp(o->name, name))
-				break;
-		if (!o || !o->name) {
+		o = find_opt(opts, more, name);
+		if (!o) {
 			json_object_put(req);
 			return usage(e, "%s: unknown option '--%.40s'", cmd, name);
 		}
@@ -124,7 +151,8 @@ static json_object *parse_args(const char *cmd, int argc, char **argv, const str
 json_object *build_change(const char *object, int argc, char **argv, struct build_err *e)
 {
 	/* vip set takes every option of vip add but --port-any (which makes it
-	 * another VIP): the list from its second entry on.
+	 * another VIP): the list from its second entry on. Both take the
+	 * health-check overrides of hc_fields[] too (hc_opts).
 	 */
 	static const struct opt_def vip_add_opts[] = {
 		{"port-any", OPT_FLAG, "port_any", true},
@@ -132,24 +160,13 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 		{"gue-port", OPT_INT, "gue_port", false},
 		{"second-chance", OPT_FLAG, "second_chance", true},
 		{"no-second-chance", OPT_FLAG, "second_chance", false},
-		{"check", OPT_STR, "check", false},
-		{"check-port", OPT_INT, "check_port", false},
-		{"check-path", OPT_STR, "check_path", false},
-		{"check-status", OPT_INT, "check_status", false},
-		{"check-interval", OPT_INT, "check_interval_ms", false},
-		{"check-timeout", OPT_INT, "check_timeout_ms", false},
-		{"rise", OPT_INT, "check_rise", false},
-		{"fall", OPT_INT, "check_fall", false},
-		{"on-fail", OPT_STR, "check_on_fail", false},
-		{"check-payload", OPT_STR, "check_payload", false},
-		{"check-expect", OPT_STR, "check_expect", false},
-		{"check-dns-name", OPT_STR, "check_dns_name", false},
 		{"placement", OPT_STR, "placement", false},
 		{"vnodes", OPT_INT, "vnodes", false},
 		{"balance-factor", OPT_STR, "balance_factor", false},
 		{NULL, 0, NULL, false},
 	};
 	const struct opt_def *vip_set_opts = &vip_add_opts[1];
+	struct opt_def hc_opts[HC_NFIELDS + 1];
 	static const struct opt_def be_add_opts[] = {
 		{"weight", OPT_INT, "weight", false},
 		{"drain", OPT_FLAG, "drain", true},
@@ -169,15 +186,16 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 
 	e->code = EXIT_USAGE;
 	e->msg[0] = '\0';
+	hc_opt_defs(hc_opts);
 	if (!strcmp(object, "vip")) {
 		if (!strcmp(verb, "add"))
-			return parse_args("vip.add", argc - 1, argv + 1, vip_add_opts, vip_pos, 1,
-					  e);
+			return parse_args("vip.add", argc - 1, argv + 1, vip_add_opts, hc_opts,
+					  vip_pos, 1, e);
 		if (!strcmp(verb, "del"))
-			return parse_args("vip.del", argc - 1, argv + 1, none, vip_pos, 1, e);
+			return parse_args("vip.del", argc - 1, argv + 1, none, NULL, vip_pos, 1, e);
 		if (!strcmp(verb, "set")) {
 			json_object *req = parse_args("vip.set", argc - 1, argv + 1, vip_set_opts,
-						      vip_pos, 1, e);
+						      hc_opts, vip_pos, 1, e);
 
 			/* "cmd" and "vip" alone: nothing to set. */
 			if (req && json_object_object_length(req) <= 2) {
@@ -189,13 +207,14 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 		}
 	} else if (!strcmp(object, "backend")) {
 		if (!strcmp(verb, "add"))
-			return parse_args("backend.add", argc - 1, argv + 1, be_add_opts, be_pos, 2,
-					  e);
+			return parse_args("backend.add", argc - 1, argv + 1, be_add_opts, NULL,
+					  be_pos, 2, e);
 		if (!strcmp(verb, "del"))
-			return parse_args("backend.del", argc - 1, argv + 1, none, be_pos, 2, e);
+			return parse_args("backend.del", argc - 1, argv + 1, none, NULL, be_pos, 2,
+					  e);
 		if (!strcmp(verb, "set")) {
 			json_object *req = parse_args("backend.set", argc - 1, argv + 1,
-						      be_set_opts, be_pos, 2, e);
+						      be_set_opts, NULL, be_pos, 2, e);
 			json_object *m;
 
 			if (req && !json_object_object_get_ex(req, "weight", &m) &&

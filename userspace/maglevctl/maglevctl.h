@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <json-c/json.h>
 
+#include "json_get.h"
+
 enum { EXIT_OK = 0, EXIT_REJECTED = 1, EXIT_USAGE = 2, EXIT_NO_DAEMON = 3, EXIT_UNKNOWN = 4 };
 
 struct ctl_opts {
@@ -73,11 +75,7 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv);
 /* fleet status (fleet.c). */
 int cmd_fleet(const struct ctl_opts *o, int argc, char **argv);
 
-/* Small helpers shared by the files. */
-const char *jstr(json_object *o, const char *key);
-int64_t jint(json_object *o, const char *key);
-double jdbl(json_object *o, const char *key);
-bool jbool(json_object *o, const char *key);
+/* Small helpers shared by the files (and jstr, jint, jdbl, jbool: json_get.h). */
 bool is_help(const char *s);
 
 #endif /* MAGLEVCTL_H */

@@ -8,8 +8,10 @@ $(BUILD)/maglevctl-obj/%.o: userspace/maglevctl/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-# Only the protocol code: maglevctl needs neither libbpf nor the skeleton.
-$(BUILD)/maglevctl: $(MAGLEVCTL_OBJS) $(BUILD)/lib/ctl_proto.o
-	$(CC) $(CFLAGS) -o $@ $(MAGLEVCTL_OBJS) $(BUILD)/lib/ctl_proto.o -ljson-c
+# Only the protocol code, the health-check field table and the JSON
+# getters: maglevctl needs neither libbpf nor the skeleton.
+MAGLEVCTL_LIB := $(BUILD)/lib/ctl_proto.o $(BUILD)/lib/hc_fields.o $(BUILD)/lib/json_get.o
+$(BUILD)/maglevctl: $(MAGLEVCTL_OBJS) $(MAGLEVCTL_LIB)
+	$(CC) $(CFLAGS) -o $@ $(MAGLEVCTL_OBJS) $(MAGLEVCTL_LIB) -ljson-c
 
 -include $(MAGLEVCTL_OBJS:.o=.d)

@@ -10,42 +10,6 @@
 #include "maglevctl.h"
 #include "version.h"
 
-const char *jstr(json_object *o, const char *key)
-{
-	json_object *m;
-
-	if (!o || !json_object_object_get_ex(o, key, &m) || !m)
-		return NULL;
-	return json_object_get_string(m);
-}
-
-int64_t jint(json_object *o, const char *key)
-{
-	json_object *m;
-
-	if (!o || !json_object_object_get_ex(o, key, &m) || !m)
-		return 0;
-	return json_object_get_int64(m);
-}
-
-double jdbl(json_object *o, const char *key)
-{
-	json_object *m;
-
-	if (!o || !json_object_object_get_ex(o, key, &m) || !m)
-		return 0;
-	return json_object_get_double(m);
-}
-
-bool jbool(json_object *o, const char *key)
-{
-	json_object *m;
-
-	if (!o || !json_object_object_get_ex(o, key, &m) || !m)
-		return false;
-	return json_object_get_boolean(m);
-}
-
 bool is_help(const char *s)
 {
 	return !strcmp(s, "--help") || !strcmp(s, "-h") || !strcmp(s, "help");

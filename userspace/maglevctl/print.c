@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hc_fields.h"
 #include "maglevctl.h"
 
 static const char *s_or(json_object *o, const char *key, const char *def)
@@ -109,6 +110,7 @@ void print_vip_show(const struct ctl_opts *o, json_object *resp)
 {
 	json_object *v, *chk, *bes;
 	char c[160];
+	size_t i;
 
 	if (!json_object_object_get_ex(resp, "vip", &v))
 		return;
@@ -126,11 +128,12 @@ void print_vip_show(const struct ctl_opts *o, json_object *resp)
 	if (jdbl(v, "balance_factor") > 0)
 		printf(" balance-factor %g", jdbl(v, "balance_factor"));
 	printf("\n  check %s", c);
-	if (strcmp(c, "none"))
-		printf(" interval %" PRId64 "ms timeout %" PRId64 "ms rise %" PRId64
-		       " fall %" PRId64,
-		       jint(chk, "interval_ms"), jint(chk, "timeout_ms"), jint(chk, "rise"),
-		       jint(chk, "fall"));
+	for (i = 0; strcmp(c, "none") && i < HC_NFIELDS; i++) {
+		const struct hc_field *f = hc_field_at(HC_ORDER_STATUS, i);
+
+		if (f->show)
+			printf(" %s %" PRId64 "%s", f->show, jint(chk, f->key), f->unit);
+	}
 	printf("\n  table generation %" PRId64 ", last rebuild %.2f ms, %" PRId64 " of %" PRId64
 	       " backends in the table, digest %s\n\n",
 	       jint(v, "table_gen"), jdbl(v, "rebuild_ms"), jint(v, "in_table"),

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "ctl_proto.h"
+#include "hc_fields.h"
 #include "maglevctl.h"
 
 #define RESTORE_MAX_ARGS  32
@@ -32,7 +33,7 @@
  */
 static void print_word(FILE *f, const char *opt, const char *s)
 {
-	fputs(opt, f);
+	fprintf(f, " --%s ", opt);
 	for (; *s; s++) {
 		if (isspace((unsigned char)*s) || *s == '#')
 			fprintf(f, "\\x%02x", (unsigned char)*s);
@@ -41,36 +42,27 @@ static void print_word(FILE *f, const char *opt, const char *s)
 	}
 }
 
+/* A VIP's health-check overrides as options, in the order saves have had. */
 static void print_check(FILE *f, json_object *chk)
 {
-	static const struct {
-		const char *key, *opt;
-	} ints[] = {{"port", "--check-port"},
-		    {"status", "--check-status"},
-		    {"interval_ms", "--check-interval"},
-		    {"timeout_ms", "--check-timeout"},
-		    {"rise", "--rise"},
-		    {"fall", "--fall"}};
 	json_object *m;
 	size_t i;
 
 	if (!chk)
 		return;
-	if (jstr(chk, "type"))
-		fprintf(f, " --check %s", jstr(chk, "type"));
-	if (jstr(chk, "payload"))
-		print_word(f, " --check-payload ", jstr(chk, "payload"));
-	if (jstr(chk, "expect"))
-		print_word(f, " --check-expect ", jstr(chk, "expect"));
-	if (jstr(chk, "dns_name"))
-		fprintf(f, " --check-dns-name %s", jstr(chk, "dns_name"));
-	if (jstr(chk, "on_fail"))
-		fprintf(f, " --on-fail %s", jstr(chk, "on_fail"));
-	if (jstr(chk, "path"))
-		fprintf(f, " --check-path %s", jstr(chk, "path"));
-	for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
-		if (json_object_object_get_ex(chk, ints[i].key, &m))
-			fprintf(f, " %s %" PRId64, ints[i].opt, json_object_get_int64(m));
+	for (i = 0; i < HC_NFIELDS; i++) {
+		const struct hc_field *hf = hc_field_at(HC_ORDER_SAVE, i);
+		const char *s = jstr(chk, hf->key);
+
+		if (hf->kind == HCK_UINT) {
+			if (json_object_object_get_ex(chk, hf->key, &m))
+				fprintf(f, " --%s %" PRId64, hf->opt, json_object_get_int64(m));
+		} else if (s && hf->escaped) {
+			print_word(f, hf->opt, s);
+		} else if (s) {
+			fprintf(f, " --%s %s", hf->opt, s);
+		}
+	}
 }
 
 /* json-c array comparators: the canonical orders of ctl_cmp_vip() and

@@ -81,68 +81,6 @@ static int check_endpoints(const char *v, char *e, size_t elen)
 	return 0;
 }
 
-const char *hc_type_name(enum hc_type t)
-{
-	switch (t) {
-	case HC_TCP:
-		return "tcp";
-	case HC_HTTP:
-		return "http";
-	case HC_UDP:
-		return "udp";
-	case HC_DNS:
-		return "dns";
-	default:
-		return "none";
-	}
-}
-
-int hc_type_parse(const char *s, enum hc_type *t)
-{
-	if (!strcmp(s, "tcp"))
-		*t = HC_TCP;
-	else if (!strcmp(s, "http"))
-		*t = HC_HTTP;
-	else if (!strcmp(s, "udp"))
-		*t = HC_UDP;
-	else if (!strcmp(s, "dns"))
-		*t = HC_DNS;
-	else if (!strcmp(s, "none"))
-		*t = HC_NONE;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-const char *hc_on_fail_name(enum hc_on_fail f)
-{
-	return f == HC_ON_FAIL_DRAIN ? "drain" : "repick";
-}
-
-int hc_on_fail_parse(const char *s, enum hc_on_fail *f)
-{
-	if (!strcmp(s, "repick"))
-		*f = HC_ON_FAIL_REPICK;
-	else if (!strcmp(s, "drain"))
-		*f = HC_ON_FAIL_DRAIN;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-/* The path goes into the request line as is: '/' then visible ASCII only. */
-static bool http_path_ok(const char *path)
-{
-	const unsigned char *c = (const unsigned char *)path;
-
-	if (*c != '/')
-		return false;
-	for (; *c; c++)
-		if (*c <= ' ' || *c >= 0x7f)
-			return false;
-	return true;
-}
-
 /* The datagram checks' settings: well-formed whatever the type (they are
  * kept), present for the type that needs them.
  */
@@ -201,7 +139,7 @@ int hc_params_check(const struct hc_params *p, char *err, size_t errlen)
 		snprintf(err, errlen, "expected HTTP status must be 100..599");
 		return -EINVAL;
 	}
-	if (!http_path_ok(p->path)) {
+	if (!hc_http_path_ok(p->path)) {
 		snprintf(err, errlen,
 			 "HTTP check path must start with '/' and hold no spaces or control "
 			 "characters");
@@ -281,6 +219,29 @@ static int set_string(char *dst, size_t cap, const char *v)
 	return 0;
 }
 
+/* One health-check default (hc_fields.h); e says what a bad value wants. */
+static int hc_conf_apply(struct hc_params *hc, const struct hc_field *f, const char *val, char *e,
+			 size_t elen)
+{
+	uint64_t u;
+	int r;
+
+	if (f->kind == HCK_UINT) {
+		if (ctl_parse_uint(val, f->conf, f->conf_lo, f->hi, &u, e, elen))
+			return -EINVAL;
+		hc_field_set_uint(hc, f, (uint32_t)u);
+		return 0;
+	}
+	if (f->conf_ok && !f->conf_ok(val)) {
+		snprintf(e, elen, "%s", f->conf_want);
+		return -EINVAL;
+	}
+	r = hc_field_set_str(hc, f, val);
+	if (r == -EINVAL)
+		snprintf(e, elen, "want %s", f->choices);
+	return r;
+}
+
 #define U(key_name, field, lo, hi)                                           \
 	else if (!strcmp(key, key_name))                                     \
 	{                                                                    \
@@ -292,6 +253,7 @@ static int set_string(char *dst, size_t cap, const char *v)
 /* Apply one "key value" line. */
 static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *err, size_t errlen)
 {
+	const struct hc_field *hf;
 	char e[160] = "";
 	uint64_t u;
 
@@ -362,13 +324,6 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 	U("conn_table_size", cfg->conn_table_size, 1024, 1u << 28)
 	U("max_vips", cfg->max_vips, 1, MAGLEV_MAX_VIPS)
 	U("max_backends_per_vip", cfg->max_backends_per_vip, 1, MAGLEV_MAX_BACKENDS - 1)
-	else if (!strcmp(key, "health_check"))
-	{
-		if (hc_type_parse(val, &cfg->hc.type)) {
-			snprintf(e, sizeof(e), "want tcp, http, udp, dns or none");
-			goto bad_value;
-		}
-	}
 	U("announce_min_backends", cfg->announce_min_backends, 1, 65535)
 	U("announce_stop_grace_ms", cfg->announce_stop_grace_ms, 0, 600000)
 	else if (!strcmp(key, "announce_table"))
@@ -402,33 +357,14 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 		}
 		cfg->announce_protocol = (uint32_t)u;
 	}
-	U("health_port", cfg->hc.port, 0, 65535)
-	U("health_interval_ms", cfg->hc.interval_ms, 100, 3600000)
-	U("health_timeout_ms", cfg->hc.timeout_ms, 10, 3600000)
-	U("health_rise", cfg->hc.rise, 1, 100)
-	U("health_fall", cfg->hc.fall, 1, 100)
-	U("health_http_status", cfg->hc.status, 100, 599)
-	else if (!strcmp(key, "health_udp_payload"))
+	else if ((hf = hc_field_by_conf(key)))
 	{
-		if (set_string(cfg->hc.payload, sizeof(cfg->hc.payload), val))
+		int r = hc_conf_apply(&cfg->hc, hf, val, e, sizeof(e));
+
+		if (r == -ENAMETOOLONG)
 			goto too_long;
-	}
-	else if (!strcmp(key, "health_udp_expect"))
-	{
-		if (set_string(cfg->hc.expect, sizeof(cfg->hc.expect), val))
-			goto too_long;
-	}
-	else if (!strcmp(key, "health_dns_name"))
-	{
-		if (set_string(cfg->hc.dns_name, sizeof(cfg->hc.dns_name), val))
-			goto too_long;
-	}
-	else if (!strcmp(key, "health_on_fail"))
-	{
-		if (hc_on_fail_parse(val, &cfg->hc.on_fail)) {
-			snprintf(e, sizeof(e), "want repick or drain");
+		if (r)
 			goto bad_value;
-		}
 	}
 	else if (!strcmp(key, "health_via_encap"))
 	{
@@ -437,17 +373,6 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 			goto bad_value;
 		}
 		cfg->hc_via_encap = !strcmp(val, "yes");
-	}
-	else if (!strcmp(key, "health_http_path"))
-	{
-		if (!http_path_ok(val)) {
-			snprintf(e, sizeof(e),
-				 "want a path starting with '/', without spaces or control "
-				 "characters");
-			goto bad_value;
-		}
-		if (set_string(cfg->hc.path, sizeof(cfg->hc.path), val))
-			goto too_long;
 	}
 	else if (!strcmp(key, "metrics_per_backend"))
 	{

@@ -13,35 +13,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "hc_fields.h"
 #include "maglev_hash.h"
 
 #define MAGLEVD_DEFAULT_CONFIG "/etc/maglev/maglevd.conf"
 #define CFG_MAX_IFACES	       16
 #define CFG_PATH_MAX	       256
-
-enum hc_type { HC_NONE = 0, HC_TCP = 1, HC_HTTP = 2, HC_UDP = 3, HC_DNS = 4 };
-
-/* What a backend that fails its checks keeps: nothing (its established
- * flows are re-picked, the IPVS/Katran default) or its established flows
- * (drained: no new flows).
- */
-enum hc_on_fail { HC_ON_FAIL_REPICK = 0, HC_ON_FAIL_DRAIN = 1 };
-
-/* Health-check settings: config defaults, overridable per VIP. */
-struct hc_params {
-	enum hc_type type;
-	uint16_t port;	    /* 0: the VIP's port */
-	uint16_t status;    /* expected HTTP status */
-	char path[128];	    /* HTTP path */
-	char payload[128];  /* udp: what to send, escaped text (hc_udp.h) */
-	char expect[128];   /* udp: what the reply must hold; "": any reply */
-	char dns_name[128]; /* dns: the name queried */
-	uint32_t interval_ms;
-	uint32_t timeout_ms;
-	uint32_t rise;
-	uint32_t fall;
-	enum hc_on_fail on_fail;
-};
 
 struct maglevd_config {
 	char ifaces[CFG_MAX_IFACES][IF_NAMESIZE];
@@ -99,10 +76,6 @@ int config_load(const char *path, struct maglevd_config *cfg, char *err, size_t 
 /* name is one of cfg's interfaces. */
 bool config_has_iface(const struct maglevd_config *cfg, const char *name);
 
-const char *hc_type_name(enum hc_type t);
-int hc_type_parse(const char *s, enum hc_type *t);
-const char *hc_on_fail_name(enum hc_on_fail f);
-int hc_on_fail_parse(const char *s, enum hc_on_fail *f);
 /* Check a health-check parameter set for consistency. */
 int hc_params_check(const struct hc_params *p, char *err, size_t errlen);
 

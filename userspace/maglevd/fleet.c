@@ -739,16 +739,6 @@ json_object *fleet_nodes_json(struct daemon *d)
 /* A VIP as its key's value: its vip.add, then a backend.add per backend. */
 static char *vip_value(const struct vip *v, char *name, size_t namelen)
 {
-	static const struct {
-		const char *from, *to;
-	} chk[] = {{"type", "check"},
-		   {"port", "check_port"},
-		   {"path", "check_path"},
-		   {"status", "check_status"},
-		   {"interval_ms", "check_interval_ms"},
-		   {"timeout_ms", "check_timeout_ms"},
-		   {"rise", "check_rise"},
-		   {"fall", "check_fall"}};
 	json_object *o = state_vip_json(v, false), *arr = json_object_new_array(),
 		    *add = json_object_new_object(), *m, *bes;
 	char *text;
@@ -766,12 +756,14 @@ static char *vip_value(const struct vip *v, char *name, size_t namelen)
 			       json_object_get(json_object_object_get(o, "placement")));
 	if (json_object_object_get_ex(o, "vnodes", &m))
 		json_object_object_add(add, "vnodes", json_object_get(m));
+	/* The overrides the state file holds, as the request members that set them. */
 	if (json_object_object_get_ex(o, "check", &m))
-		for (i = 0; i < sizeof(chk) / sizeof(chk[0]); i++) {
+		for (i = 0; i < HC_NFIELDS; i++) {
+			const struct hc_field *f = hc_field_at(HC_ORDER_STATE, i);
 			json_object *c;
 
-			if (json_object_object_get_ex(m, chk[i].from, &c))
-				json_object_object_add(add, chk[i].to, json_object_get(c));
+			if (json_object_object_get_ex(m, f->key, &c))
+				json_object_object_add(add, f->req, json_object_get(c));
 		}
 	json_object_array_add(arr, add);
 	bes = json_object_object_get(o, "backends");

@@ -163,31 +163,12 @@ struct be *vip_find_be(const struct vip *v, const struct ctl_addr *a)
 
 void vip_hc(const struct vip *v, const struct hc_params *d, struct hc_params *out)
 {
+	size_t i;
+
 	*out = *d;
-	if (v->hc_set & HCF_TYPE)
-		out->type = v->hc.type;
-	if (v->hc_set & HCF_PORT)
-		out->port = v->hc.port;
-	if (v->hc_set & HCF_PATH)
-		memcpy(out->path, v->hc.path, sizeof(out->path));
-	if (v->hc_set & HCF_STATUS)
-		out->status = v->hc.status;
-	if (v->hc_set & HCF_INTERVAL)
-		out->interval_ms = v->hc.interval_ms;
-	if (v->hc_set & HCF_TIMEOUT)
-		out->timeout_ms = v->hc.timeout_ms;
-	if (v->hc_set & HCF_RISE)
-		out->rise = v->hc.rise;
-	if (v->hc_set & HCF_FALL)
-		out->fall = v->hc.fall;
-	if (v->hc_set & HCF_ON_FAIL)
-		out->on_fail = v->hc.on_fail;
-	if (v->hc_set & HCF_PAYLOAD)
-		memcpy(out->payload, v->hc.payload, sizeof(out->payload));
-	if (v->hc_set & HCF_EXPECT)
-		memcpy(out->expect, v->hc.expect, sizeof(out->expect));
-	if (v->hc_set & HCF_DNS_NAME)
-		memcpy(out->dns_name, v->hc.dns_name, sizeof(out->dns_name));
+	for (i = 0; i < HC_NFIELDS; i++)
+		if (v->hc_set & hc_fields[i].bit)
+			hc_field_copy(out, &v->hc, &hc_fields[i]);
 	if (!out->port)
 		out->port = ntohs(v->key.port);
 }

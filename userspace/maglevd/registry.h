@@ -23,22 +23,6 @@
 #include "maglev_second.h"
 #include "maglev_table.h"
 
-/* Which health-check fields a VIP overrides (the rest follow the config). */
-enum {
-	HCF_TYPE = 1 << 0,
-	HCF_PORT = 1 << 1,
-	HCF_PATH = 1 << 2,
-	HCF_STATUS = 1 << 3,
-	HCF_INTERVAL = 1 << 4,
-	HCF_TIMEOUT = 1 << 5,
-	HCF_RISE = 1 << 6,
-	HCF_FALL = 1 << 7,
-	HCF_ON_FAIL = 1 << 8,
-	HCF_PAYLOAD = 1 << 9,
-	HCF_EXPECT = 1 << 10,
-	HCF_DNS_NAME = 1 << 11,
-};
-
 struct be {
 	uint32_t idx; /* index in the datapath's backend map */
 	uint32_t gen;

@@ -19,6 +19,8 @@ struct req_err {
 /* req_args.c: each fails with a message naming the field. */
 int req_fail(struct req_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int req_check_keys(json_object *req, const char *const *allowed, struct req_err *e);
+/* req_check_keys, and every health-check override (hc_fields[].req) allowed too. */
+int req_check_keys_hc(json_object *req, const char *const *allowed, struct req_err *e);
 int req_get_str(json_object *req, const char *key, bool required, const char **out,
 		struct req_err *e);
 int req_get_int(json_object *req, const char *key, int64_t min, int64_t max, int64_t *out,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json_get.h"
 #include "req.h"
 
 int req_fail(struct req_err *e, const char *fmt, ...)
@@ -21,15 +22,26 @@ int req_fail(struct req_err *e, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* key is a health-check override's request member (hc_fields.h). */
+static bool is_hc_key(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < HC_NFIELDS; i++)
+		if (!strcmp(hc_fields[i].req, key))
+			return true;
+	return false;
+}
+
 /* Reject members other than the allowed ones ("cmd" always allowed). */
-int req_check_keys(json_object *req, const char *const *allowed, struct req_err *e)
+static int check_keys(json_object *req, const char *const *allowed, bool hc, struct req_err *e)
 {
 	json_object_object_foreach(req, key, val)
 	{
 		const char *const *a;
 
 		(void)val;
-		if (!strcmp(key, "cmd"))
+		if (!strcmp(key, "cmd") || (hc && is_hc_key(key)))
 			continue;
 		for (a = allowed; *a; a++)
 			if (!strcmp(*a, key))
@@ -40,60 +52,34 @@ int req_check_keys(json_object *req, const char *const *allowed, struct req_err 
 	return 0;
 }
 
+int req_check_keys(json_object *req, const char *const *allowed, struct req_err *e)
+{
+	return check_keys(req, allowed, false, e);
+}
+
+int req_check_keys_hc(json_object *req, const char *const *allowed, struct req_err *e)
+{
+	return check_keys(req, allowed, true, e);
+}
+
+/* The request's getters: json_get.h in its control-request wording. */
+#define REQ_GET(e) (&(const struct json_get){JSON_GET_REQUEST, (e)->msg, sizeof((e)->msg)})
+
 int req_get_str(json_object *req, const char *key, bool required, const char **out,
 		struct req_err *e)
 {
-	json_object *m;
-
-	*out = NULL;
-	/* An explicit null is a wrong type, not an absent field. */
-	if (!json_object_object_get_ex(req, key, &m)) {
-		if (required)
-			return req_fail(e, "missing '%s'", key);
-		return 0;
-	}
-	if (!m || !json_object_is_type(m, json_type_string))
-		return req_fail(e, "'%s' must be a string", key);
-	*out = json_object_get_string(m);
-	if (strlen(*out) != (size_t)json_object_get_string_len(m))
-		return req_fail(e, "'%s' holds a NUL byte", key);
-	return 0;
+	return json_get_str(REQ_GET(e), req, key, required, out);
 }
 
-/* An optional integer in [min, max]; *present says whether it was given. */
 int req_get_int(json_object *req, const char *key, int64_t min, int64_t max, int64_t *out,
 		bool *present, struct req_err *e)
 {
-	json_object *m;
-	int64_t v;
-
-	*present = false;
-	if (!json_object_object_get_ex(req, key, &m))
-		return 0;
-	if (!m || !json_object_is_type(m, json_type_int))
-		return req_fail(e, "'%s' must be an integer", key);
-	errno = 0;
-	v = json_object_get_int64(m);
-	if (v == INT64_MAX || v < min || v > max)
-		return req_fail(e, "%s %s out of range %lld..%lld", key,
-				json_object_to_json_string(m), (long long)min, (long long)max);
-	*out = v;
-	*present = true;
-	return 0;
+	return json_get_int(REQ_GET(e), req, key, min, max, out, present);
 }
 
 int req_get_bool(json_object *req, const char *key, bool *out, bool *present, struct req_err *e)
 {
-	json_object *m;
-
-	*present = false;
-	if (!json_object_object_get_ex(req, key, &m))
-		return 0;
-	if (!m || !json_object_is_type(m, json_type_boolean))
-		return req_fail(e, "'%s' must be true or false", key);
-	*out = json_object_get_boolean(m);
-	*present = true;
-	return 0;
+	return json_get_bool(REQ_GET(e), req, key, out, present);
 }
 
 /* What makes an address unusable as a VIP or a backend, or NULL. */

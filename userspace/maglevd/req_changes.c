@@ -61,29 +61,12 @@ static int set_balance(json_object *req, struct vip *v, struct req_err *e)
 	return 0;
 }
 
-/* The keys of vip.add; vip.set takes the same but port_any (it would make
- * another VIP): the list from its second entry on.
+/* The keys of vip.add besides the health-check overrides (hc_fields[].req,
+ * which req_check_keys_hc allows); vip.set takes the same but port_any (it
+ * would make another VIP): the list from its second entry on.
  */
-static const char *const vip_add_keys[] = {"port_any",
-					   "vip",
-					   "encap",
-					   "gue_port",
-					   "check",
-					   "check_port",
-					   "check_path",
-					   "check_status",
-					   "check_rise",
-					   "check_fall",
-					   "check_interval_ms",
-					   "check_timeout_ms",
-					   "check_on_fail",
-					   "check_payload",
-					   "check_expect",
-					   "check_dns_name",
-					   "placement",
-					   "vnodes",
-					   "second_chance",
-					   "balance_factor",
+static const char *const vip_add_keys[] = {"port_any",	"vip",	  "encap",	   "gue_port",
+					   "placement", "vnodes", "second_chance", "balance_factor",
 					   NULL};
 
 /* The options vip add and vip set share: encapsulation and health-check
@@ -93,9 +76,11 @@ static const char *const vip_add_keys[] = {"port_any",
 static int vip_opts(json_object *req, uint8_t *encap, uint16_t *gue, bool *sc, struct hc_params *hc,
 		    uint32_t *hc_set, bool *any_given, struct req_err *e)
 {
-	const char *encap_s, *check_s, *path_s, *fail_s;
+	const char *encap_s, *s;
 	int64_t v, port = *gue;
 	bool has, gue_given, sc_given;
+	size_t i;
+	int r;
 
 	if (req_get_str(req, "encap", false, &encap_s, e))
 		return -EINVAL;
@@ -122,63 +107,33 @@ static int vip_opts(json_object *req, uint8_t *encap, uint16_t *gue, bool *sc, s
 				"previous owner%s",
 				sc_given ? "" : " (this VIP has second chance: turn it off first)");
 	*any_given = encap_s || gue_given || sc_given;
-	if (req_get_str(req, "check", false, &check_s, e))
-		return -EINVAL;
-	if (check_s) {
-		if (hc_type_parse(check_s, &hc->type))
-			return req_fail(e, "unknown check '%.40s' (tcp, http, udp, dns or none)",
-					check_s);
-		*hc_set |= HCF_TYPE;
+	for (i = 0; i < HC_NFIELDS; i++) {
+		const struct hc_field *f = hc_field_at(HC_ORDER_REQUEST, i);
+
+		if (f->kind == HCK_UINT) {
+			if (req_get_int(req, f->req, f->req_lo, f->hi, &v, &has, e))
+				return -EINVAL;
+			if (!has)
+				continue;
+			hc_field_set_uint(hc, f, (uint32_t)v);
+		} else {
+			if (req_get_str(req, f->req, false, &s, e))
+				return -EINVAL;
+			if (!s)
+				continue;
+			r = hc_field_set_str(hc, f, s);
+			if (r == -EINVAL)
+				return req_fail(e, "unknown %s '%.40s' (%s)", f->req, s,
+						f->choices);
+			if (r && f->short_too_long)
+				return req_fail(e, "%s too long", f->req);
+			if (r)
+				return req_fail(e, "%s too long (at most %zu bytes)", f->req,
+						f->size - 1);
+		}
+		*hc_set |= f->bit;
 		*any_given = true;
 	}
-	if (req_get_str(req, "check_path", false, &path_s, e))
-		return -EINVAL;
-	if (path_s) {
-		if (strlen(path_s) >= sizeof(hc->path))
-			return req_fail(e, "check_path too long");
-		strcpy(hc->path, path_s);
-		*hc_set |= HCF_PATH;
-		*any_given = true;
-	}
-#define OPT_STR(name, field, bit)                                                \
-	if (req_get_str(req, name, false, &path_s, e))                           \
-		return -EINVAL;                                                  \
-	if (path_s) {                                                            \
-		if (strlen(path_s) >= sizeof(hc->field))                         \
-			return req_fail(e, name " too long (at most %zu bytes)", \
-					sizeof(hc->field) - 1);                  \
-		strcpy(hc->field, path_s);                                       \
-		*hc_set |= bit;                                                  \
-		*any_given = true;                                               \
-	}
-	OPT_STR("check_payload", payload, HCF_PAYLOAD)
-	OPT_STR("check_expect", expect, HCF_EXPECT)
-	OPT_STR("check_dns_name", dns_name, HCF_DNS_NAME)
-#undef OPT_STR
-	if (req_get_str(req, "check_on_fail", false, &fail_s, e))
-		return -EINVAL;
-	if (fail_s) {
-		if (hc_on_fail_parse(fail_s, &hc->on_fail))
-			return req_fail(e, "unknown check_on_fail '%.40s' (repick or drain)",
-					fail_s);
-		*hc_set |= HCF_ON_FAIL;
-		*any_given = true;
-	}
-#define OPT_INT(name, field, bit, lo, hi)                \
-	if (req_get_int(req, name, lo, hi, &v, &has, e)) \
-		return -EINVAL;                          \
-	if (has) {                                       \
-		hc->field = v;                           \
-		*hc_set |= bit;                          \
-		*any_given = true;                       \
-	}
-	OPT_INT("check_port", port, HCF_PORT, 1, 65535)
-	OPT_INT("check_status", status, HCF_STATUS, 100, 599)
-	OPT_INT("check_rise", rise, HCF_RISE, 1, 100)
-	OPT_INT("check_fall", fall, HCF_FALL, 1, 100)
-	OPT_INT("check_interval_ms", interval_ms, HCF_INTERVAL, 100, 3600000)
-	OPT_INT("check_timeout_ms", timeout_ms, HCF_TIMEOUT, 10, 3600000)
-#undef OPT_INT
 	return 0;
 }
 
@@ -195,7 +150,7 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	bool sc = false;
 	int ret;
 
-	if (req_check_keys(req, vip_add_keys, e) || req_get_str(req, "vip", true, &s, e) ||
+	if (req_check_keys_hc(req, vip_add_keys, e) || req_get_str(req, "vip", true, &s, e) ||
 	    ctl_parse_vip(s, &key, &any, e->msg, sizeof(e->msg)))
 		return -EINVAL;
 	if (req_addr_unusable(key.family, key.addr))
@@ -249,7 +204,7 @@ static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, st
 	struct vip *v;
 	bool given, sc;
 
-	if (req_check_keys(req, vip_add_keys + 1, e) || req_get_vip(d, r, req, &v, e))
+	if (req_check_keys_hc(req, vip_add_keys + 1, e) || req_get_vip(d, r, req, &v, e))
 		return -EINVAL;
 	hc = v->hc;
 	hc_set = v->hc_set;

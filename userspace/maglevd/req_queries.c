@@ -102,26 +102,11 @@ static json_object *vip_summary(struct daemon *d_for_json, const struct vip *v)
 	drift_hex(v->digest, hex);
 	json_object_object_add(o, "digest", json_object_new_string(hex));
 	vip_hc(v, defaults, &hc);
-	json_object_object_add(chk, "type", json_object_new_string(hc_type_name(hc.type)));
-	if (hc.type != HC_NONE) {
-		json_object_object_add(chk, "port", json_object_new_int64(hc.port));
-		json_object_object_add(chk, "interval_ms", json_object_new_int64(hc.interval_ms));
-		json_object_object_add(chk, "timeout_ms", json_object_new_int64(hc.timeout_ms));
-		json_object_object_add(chk, "rise", json_object_new_int64(hc.rise));
-		json_object_object_add(chk, "fall", json_object_new_int64(hc.fall));
-		json_object_object_add(chk, "on_fail",
-				       json_object_new_string(hc_on_fail_name(hc.on_fail)));
-		if (hc.type == HC_UDP) {
-			json_object_object_add(chk, "payload", json_object_new_string(hc.payload));
-			json_object_object_add(chk, "expect", json_object_new_string(hc.expect));
-		}
-		if (hc.type == HC_DNS)
-			json_object_object_add(chk, "dns_name",
-					       json_object_new_string(hc.dns_name));
-		if (hc.type == HC_HTTP) {
-			json_object_object_add(chk, "path", json_object_new_string(hc.path));
-			json_object_object_add(chk, "status", json_object_new_int64(hc.status));
-		}
+	for (i = 0; i < HC_NFIELDS; i++) {
+		const struct hc_field *f = hc_field_at(HC_ORDER_STATUS, i);
+
+		if (f->shown_for & HC_TYPE_BIT(hc.type))
+			json_object_object_add(chk, f->key, hc_field_json(&hc, f));
 	}
 	json_object_object_add(o, "check", chk);
 	return o;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bounded.h"
+#include "json_get.h"
 #include "log.h"
 #include "maglev_table.h"
 #include "placement.h"
@@ -25,6 +26,13 @@ static json_object *backend_stats_json(const struct maglev_backend_stats *s)
 	json_object_object_add(o, "bytes", json_object_new_uint64(s->bytes));
 	json_object_object_add(o, "new_flows", json_object_new_uint64(s->new_flows));
 	return o;
+}
+
+json_object *hc_field_json(const struct hc_params *p, const struct hc_field *f)
+{
+	if (f->kind == HCK_UINT)
+		return json_object_new_int64(hc_field_uint(p, f));
+	return json_object_new_string(hc_field_str(p, f));
 }
 
 json_object *state_vip_json(const struct vip *v, bool with_ids)
@@ -54,33 +62,12 @@ json_object *state_vip_json(const struct vip *v, bool with_ids)
 		json_object_object_add(o, "balance_factor", json_object_new_string(bf));
 	}
 	chk = json_object_new_object();
-	if (v->hc_set & HCF_TYPE)
-		json_object_object_add(chk, "type",
-				       json_object_new_string(hc_type_name(v->hc.type)));
-	if (v->hc_set & HCF_PORT)
-		json_object_object_add(chk, "port", json_object_new_int64(v->hc.port));
-	if (v->hc_set & HCF_PATH)
-		json_object_object_add(chk, "path", json_object_new_string(v->hc.path));
-	if (v->hc_set & HCF_STATUS)
-		json_object_object_add(chk, "status", json_object_new_int64(v->hc.status));
-	if (v->hc_set & HCF_INTERVAL)
-		json_object_object_add(chk, "interval_ms",
-				       json_object_new_int64(v->hc.interval_ms));
-	if (v->hc_set & HCF_TIMEOUT)
-		json_object_object_add(chk, "timeout_ms", json_object_new_int64(v->hc.timeout_ms));
-	if (v->hc_set & HCF_RISE)
-		json_object_object_add(chk, "rise", json_object_new_int64(v->hc.rise));
-	if (v->hc_set & HCF_FALL)
-		json_object_object_add(chk, "fall", json_object_new_int64(v->hc.fall));
-	if (v->hc_set & HCF_PAYLOAD)
-		json_object_object_add(chk, "payload", json_object_new_string(v->hc.payload));
-	if (v->hc_set & HCF_EXPECT)
-		json_object_object_add(chk, "expect", json_object_new_string(v->hc.expect));
-	if (v->hc_set & HCF_DNS_NAME)
-		json_object_object_add(chk, "dns_name", json_object_new_string(v->hc.dns_name));
-	if (v->hc_set & HCF_ON_FAIL)
-		json_object_object_add(chk, "on_fail",
-				       json_object_new_string(hc_on_fail_name(v->hc.on_fail)));
+	for (i = 0; i < HC_NFIELDS; i++) {
+		const struct hc_field *f = hc_field_at(HC_ORDER_STATE, i);
+
+		if (v->hc_set & f->bit)
+			json_object_object_add(chk, f->key, hc_field_json(&v->hc, f));
+	}
 	json_object_object_add(o, "check", chk);
 	if (with_ids) {
 		json_object *base = json_object_new_object();
@@ -211,117 +198,60 @@ int state_save(const char *path, const struct registry *r, char *err, size_t err
 	return ret;
 }
 
-/* Fetch a member of the given type; *out NULL and 0 if absent and optional. */
+/* The state file's getters: json_get.h in its state-file wording. */
 static int get_member(json_object *o, const char *key, json_type type, bool required,
 		      json_object **out, char *err, size_t errlen)
 {
-	*out = NULL;
-	if (!json_object_object_get_ex(o, key, out) || !*out) {
-		*out = NULL;
-		if (!required)
-			return 0;
-		snprintf(err, errlen, "missing '%s'", key);
-		return -EINVAL;
-	}
-	if (!json_object_is_type(*out, type)) {
-		snprintf(err, errlen, "'%s' has the wrong type", key);
-		return -EINVAL;
-	}
-	return 0;
+	const struct json_get g = {JSON_GET_STATE, err, errlen};
+
+	return json_get_member(&g, o, key, type, required, out);
 }
 
 static int get_uint(json_object *o, const char *key, bool required, uint64_t max, uint64_t *out,
 		    char *err, size_t errlen)
 {
-	json_object *m;
-	int64_t v;
+	const struct json_get g = {JSON_GET_STATE, err, errlen};
 
-	if (get_member(o, key, json_type_int, required, &m, err, errlen))
-		return -EINVAL;
-	if (!m)
-		return 0;
-	if (json_object_get_int64(m) == INT64_MAX) {
-		*out = json_object_get_uint64(m);
-		if (*out > max)
-			goto range;
-		return 0;
-	}
-	v = json_object_get_int64(m);
-	if (v < 0 || (uint64_t)v > max)
-		goto range;
-	*out = (uint64_t)v;
-	return 0;
-range:
-	snprintf(err, errlen, "'%s' out of range", key);
-	return -ERANGE;
+	return json_get_uint(&g, o, key, required, max, out);
 }
 
+/* The "check" object, read in maglevctl save's order: of several bad
+ * members, the same one is named as before the table.
+ */
 static int parse_check(json_object *c, struct hc_params *hc, uint32_t *set, char *err,
 		       size_t errlen)
 {
-	json_object *m;
-	uint64_t u;
+	size_t i;
 
 	memset(hc, 0, sizeof(*hc));
 	*set = 0;
-	if (get_member(c, "type", json_type_string, false, &m, err, errlen))
-		return -EINVAL;
-	if (m) {
-		if (hc_type_parse(json_object_get_string(m), &hc->type)) {
-			snprintf(err, errlen, "bad check type");
-			return -EINVAL;
+	for (i = 0; i < HC_NFIELDS; i++) {
+		const struct hc_field *f = hc_field_at(HC_ORDER_SAVE, i);
+		uint64_t u = UINT64_MAX;
+		json_object *m;
+
+		if (f->kind == HCK_UINT) {
+			if (get_uint(c, f->key, false, f->hi, &u, err, errlen))
+				return -EINVAL;
+			if (u == UINT64_MAX)
+				continue;
+			hc_field_set_uint(hc, f, (uint32_t)u);
+		} else {
+			if (get_member(c, f->key, json_type_string, false, &m, err, errlen))
+				return -EINVAL;
+			if (!m)
+				continue;
+			if (f->kind == HCK_STR && json_object_get_string_len(m) >= (int)f->size) {
+				snprintf(err, errlen, "check %s too long", f->key);
+				return -EINVAL;
+			}
+			if (hc_field_set_str(hc, f, json_object_get_string(m))) {
+				snprintf(err, errlen, "bad check %s", f->key);
+				return -EINVAL;
+			}
 		}
-		*set |= HCF_TYPE;
+		*set |= f->bit;
 	}
-#define CHK_S(name, field, bit)                                                \
-	if (get_member(c, name, json_type_string, false, &m, err, errlen))     \
-		return -EINVAL;                                                \
-	if (m) {                                                               \
-		if (json_object_get_string_len(m) >= (int)sizeof(hc->field)) { \
-			snprintf(err, errlen, "check " name " too long");      \
-			return -EINVAL;                                        \
-		}                                                              \
-		strcpy(hc->field, json_object_get_string(m));                  \
-		*set |= bit;                                                   \
-	}
-	CHK_S("payload", payload, HCF_PAYLOAD)
-	CHK_S("expect", expect, HCF_EXPECT)
-	CHK_S("dns_name", dns_name, HCF_DNS_NAME)
-#undef CHK_S
-	if (get_member(c, "on_fail", json_type_string, false, &m, err, errlen))
-		return -EINVAL;
-	if (m) {
-		if (hc_on_fail_parse(json_object_get_string(m), &hc->on_fail)) {
-			snprintf(err, errlen, "bad check on_fail");
-			return -EINVAL;
-		}
-		*set |= HCF_ON_FAIL;
-	}
-	if (get_member(c, "path", json_type_string, false, &m, err, errlen))
-		return -EINVAL;
-	if (m) {
-		if (json_object_get_string_len(m) >= (int)sizeof(hc->path)) {
-			snprintf(err, errlen, "check path too long");
-			return -EINVAL;
-		}
-		strcpy(hc->path, json_object_get_string(m));
-		*set |= HCF_PATH;
-	}
-#define CHK_U(name, field, bit, max)                        \
-	u = UINT64_MAX;                                     \
-	if (get_uint(c, name, false, max, &u, err, errlen)) \
-		return -EINVAL;                             \
-	if (u != UINT64_MAX) {                              \
-		hc->field = u;                              \
-		*set |= bit;                                \
-	}
-	CHK_U("port", port, HCF_PORT, 65535)
-	CHK_U("status", status, HCF_STATUS, 599)
-	CHK_U("interval_ms", interval_ms, HCF_INTERVAL, 3600000)
-	CHK_U("timeout_ms", timeout_ms, HCF_TIMEOUT, 3600000)
-	CHK_U("rise", rise, HCF_RISE, 100)
-	CHK_U("fall", fall, HCF_FALL, 100)
-#undef CHK_U
 	return 0;
 }
 

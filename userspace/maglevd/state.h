@@ -51,5 +51,7 @@ int state_check_config(const struct registry *r, const struct maglevd_config *cf
 
 /* JSON of one VIP's settings (shared with the control protocol's "dump"). */
 json_object *state_vip_json(const struct vip *v, bool with_ids);
+/* A health-check field's value as the state file and status write it. */
+json_object *hc_field_json(const struct hc_params *p, const struct hc_field *f);
 
 #endif /* MAGLEVD_STATE_H */
