@@ -7,6 +7,7 @@ KMOD_TESTS += $(KMOD_TEST_DIR)/kmod_nl_fuzz $(KMOD_TEST_DIR)/kmod_second
 KMOD_TEST_DEPS := selftests/kmod/kmod_util.h selftests/kmod/kmod_pkt.h \
 	userspace/lib/slowpath_nl.c userspace/lib/slowpath_nl.h \
 	include/maglev_genl.h include/maglev_gue.h include/maglev_hash.h include/maglev_maps.h $(KSELFTEST_H)
+KMOD_TEST_DEPS += selftests/kmod/kmod_topo.h
 
 $(KMOD_TEST_DIR)/%: selftests/kmod/%.c $(KMOD_TEST_DEPS)
 	@mkdir -p $(@D)
