@@ -53,9 +53,9 @@ enum maglev_genl_cmd {
 				  */
 	MAGLEV_CMD_STATS_GET,	 /* reply: the MAGLEV_STAT_* counters, nested in STATS */
 	/* Added later (appended, numbering above unchanged): */
-	MAGLEV_CMD_OVERCAP_SET,	 /* OVERCAP (absent: none): replace the namespace's
-				  * bounded-load marks as a whole
-				  */
+	MAGLEV_CMD_OVERCAP_SET, /* OVERCAP (absent: none): replace the namespace's
+				 * bounded-load marks as a whole
+				 */
 	__MAGLEV_CMD_MAX,
 };
 
@@ -137,6 +137,7 @@ enum maglev_genl_stat {
 	MAGLEV_STAT_TOO_BIG,	    /* dropped: outer length field would overflow */
 	MAGLEV_STAT_ICMP_FORWARDED, /* of FORWARDED: ICMP errors about a VIP flow */
 	MAGLEV_STAT_SC_CARRIED,	    /* of FORWARDED: carried a previous owner in GUE */
+	MAGLEV_STAT_SPILLED,	    /* of FORWARDED: a probe's backend, the pick over cap */
 	__MAGLEV_STAT_MAX,
 };
 

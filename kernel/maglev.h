@@ -139,6 +139,7 @@ struct maglev_sp_pick {
 	u32 slot;
 	u32 idx;
 	u32 prev_idx; /* the slot's previous owner in the table, 0: none */
+	bool spilled; /* bounded loads: idx is a probe's, the slot's owner is marked */
 };
 
 extern unsigned int maglev_net_id;

@@ -129,8 +129,10 @@ int maglev_sp_pick(struct maglev_net *mn, const struct maglev_flow *fl, struct m
 		u32 j = maglev_bounded_probe(&p->cfg->seed, p->hash, t->entries, t->size,
 					     maglev_overcap_marked, ov);
 
-		if (j)
+		if (j) {
 			p->idx = j;
+			p->spilled = true;
+		}
 	}
 	p->be = p->idx ? xa_load(&mn->backends, p->idx) : NULL;
 	if (t->prev)

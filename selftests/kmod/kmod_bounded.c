@@ -9,7 +9,8 @@
  * unmarked backend of the flow's probe sequence, computed here with the one
  * definition the XDP program uses (include/maglev_bounded.h). A flow whose
  * pick is unmarked, or whose probes all land on marked backends, keeps the
- * pick; cleared marks restore it. Malformed marks are refused with a reason
+ * pick; cleared marks restore it. Spilled datagrams, and only those, are
+ * counted (SPILLED). Malformed marks are refused with a reason
  * and leave the marks as they were. (kmod_xdp_diff checks the module's
  * choice against the XDP program's itself, with marks.)
  */
@@ -167,6 +168,14 @@ static uint32_t spilling_flow(struct bl_ctx *c, struct maglev_flow_key *f, uint3
 	return want;
 }
 
+/* The module's SPILLED counter; ~0 if it cannot be read. */
+static uint64_t spilled_count(struct bl_ctx *c)
+{
+	struct slowpath_stats st;
+
+	return slowpath_nl_stats(c->nl, &st) ? ~0ULL : st.cnt[MAGLEV_STAT_SPILLED];
+}
+
 /* Push marks on exactly the indices idx[0..n-1]. */
 static int set_marks(struct bl_ctx *c, const uint32_t *idx, int n)
 {
@@ -259,6 +268,7 @@ TEST_F(bl, marked_pick_goes_to_probe_pick)
 {
 	struct maglev_flow_key f;
 	int v, i, spilled = 0, skipped = 0;
+	uint64_t c0 = spilled_count(&self->c);
 
 	for (v = 0; v < NVIPS; v++) {
 		for (i = 0; i < 12; i++) {
@@ -287,12 +297,14 @@ TEST_F(bl, marked_pick_goes_to_probe_pick)
 	}
 	TH_LOG("%d flows spilled, %d passing over a marked backend", spilled, skipped);
 	EXPECT_EQ(2 * 12, spilled);
+	EXPECT_EQ(2 * 12, spilled_count(&self->c) - c0); /* counted as SPILLED */
 	EXPECT_LT(0, skipped);
 }
 
 /* A marked backend that is not the flow's pick changes nothing. */
 TEST_F(bl, unmarked_pick_stays)
 {
+	uint64_t c0 = spilled_count(&self->c);
 	struct maglev_flow_key f;
 	int v, i;
 
@@ -307,6 +319,7 @@ TEST_F(bl, unmarked_pick_stays)
 			expect_backend(_metadata, &self->c, &f, p);
 		}
 	}
+	EXPECT_EQ(0, spilled_count(&self->c) - c0);
 }
 
 /* Every backend marked: no probe finds one under cap, the pick stays. */

@@ -242,19 +242,19 @@ TEST_F(enc, overcap_marks_as_bitmap_words)
 	ASSERT_EQ(0, slowpath_nl_overcap_set(self->nl, marked, MAGLEV_MAX_BACKENDS));
 	ASSERT_EQ(1, g.n);
 	EXPECT_EQ(MAGLEV_CMD_OVERCAP_SET, cmd_of(0));
-	expect_marks(_metadata, attr_of((const struct nlmsghdr *)g.msg[0], MAGLEV_A_OVERCAP),
-		     set1, 5);
+	expect_marks(_metadata, attr_of((const struct nlmsghdr *)g.msg[0], MAGLEV_A_OVERCAP), set1,
+		     5);
 
 	/* The highest index: the whole 8 KiB bitmap. */
 	memset(marked, 0, sizeof(marked));
 	marked[MAGLEV_GENL_BACKEND_MAX] = 1;
 	ASSERT_EQ(0, slowpath_nl_overcap_set(self->nl, marked, MAGLEV_MAX_BACKENDS));
 	ASSERT_EQ(2, g.n);
-	expect_marks(_metadata, attr_of((const struct nlmsghdr *)g.msg[1], MAGLEV_A_OVERCAP),
-		     set2, 1);
+	expect_marks(_metadata, attr_of((const struct nlmsghdr *)g.msg[1], MAGLEV_A_OVERCAP), set2,
+		     1);
 	EXPECT_EQ(MAGLEV_GENL_OVERCAP_MAX,
-		  mnl_attr_get_payload_len(attr_of((const struct nlmsghdr *)g.msg[1],
-						   MAGLEV_A_OVERCAP)));
+		  mnl_attr_get_payload_len(
+			  attr_of((const struct nlmsghdr *)g.msg[1], MAGLEV_A_OVERCAP)));
 
 	/* None marked: the command without the attribute (clears all). */
 	memset(marked, 0, sizeof(marked));

@@ -567,6 +567,7 @@ const char *slowpath_nl_stat_name(unsigned int stat)
 		[MAGLEV_STAT_TOO_BIG] = "drop_too_big",
 		[MAGLEV_STAT_ICMP_FORWARDED] = "icmp_forwarded",
 		[MAGLEV_STAT_SC_CARRIED] = "sc_carried",
+		[MAGLEV_STAT_SPILLED] = "spilled",
 	};
 
 	return stat <= MAGLEV_STAT_MAX ? names[stat] : NULL;
