@@ -3,7 +3,7 @@
 BPF_ARCH_INC := /usr/include/$(shell $(CC) -print-multiarch)
 BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Iinclude -Ibpf -I$(BPF_ARCH_INC) $(BPF_EXTRA_CFLAGS)
 BPF_PROGS := maglev_xdp maglev_decap maglev_bench
-BPF_HDRS := $(wildcard bpf/*.h) include/maglev_maps.h include/maglev_hash.h include/maglev_conn.h include/maglev_second.h include/maglev_gue.h include/maglev_decap.h include/maglev_bench.h
+BPF_HDRS := $(wildcard bpf/*.h) include/maglev_maps.h include/maglev_hash.h include/maglev_conn.h include/maglev_second.h include/maglev_gue.h include/maglev_decap.h include/maglev_bench.h include/maglev_bounded.h
 BPF_OBJS := $(BPF_PROGS:%=$(BUILD)/bpf/%.bpf.o)
 BPF_SKELS := $(BPF_PROGS:%=$(BUILD)/%.skel.h)
 

@@ -9,6 +9,7 @@
 #include "xdp_counters.h"
 #include "xdp_parse.h"
 #include "maglev_hash.h"
+#include "maglev_bounded.h"
 
 /* The VIP of key vk from the cache, copied to *out; 0: not cached. */
 static __always_inline int maglev_vip_cached(const struct maglev_vip_key *vk,
@@ -105,18 +106,25 @@ static __always_inline int maglev_overcap_marked(__u32 idx)
 	return m && *m;
 }
 
+/* maglev_bounded_probe()'s mark test: the over-cap map (ctx unused). */
+static __always_inline int maglev_overcap_cb(const void *ctx, __u32 idx)
+{
+	return maglev_overcap_marked(idx);
+}
+
 /*
  * Bounded loads: if the pick idx of flow hash h in VIP vip_id's table is
- * over its cap, probe the flow's seeded slot sequence (include/maglev_maps.h) for
- * the first backend under cap; 0: none. Only new flows come here, so an
- * established flow never moves. A global function: the verifier checks it
- * once, on its own, instead of once for every state of its callers (inlined,
- * the eight probes nearly tripled the program's verified instructions).
+ * over its cap, the first backend under cap on the flow's seeded probe
+ * sequence (include/maglev_bounded.h); 0: none. Only new flows come here,
+ * so an established flow never moves. A global function: the verifier
+ * checks it once, on its own, instead of once for every state of its
+ * callers (inlined, the eight probes nearly tripled the program's verified
+ * instructions).
  */
 __attribute__((noinline)) int maglev_probe(__u32 vip_id, __u32 idx, __u64 h, __u64 k0, __u64 k1)
 {
 	struct maglev_seed seed = {.k0 = k0, .k1 = k1};
-	__u32 i, j, slot, zero = 0, *t;
+	__u32 zero = 0, *t;
 	void *table;
 
 	if (!maglev_overcap_marked(idx))
@@ -127,16 +135,7 @@ __attribute__((noinline)) int maglev_probe(__u32 vip_id, __u32 idx, __u64 h, __u
 	t = bpf_map_lookup_elem(table, &zero);
 	if (!t)
 		return 0;
-	for (i = 1; i <= MAGLEV_BOUNDED_PROBES; i++) {
-		slot = maglev_slot(maglev_probe_hash(&seed, h, i), MAGLEV_TABLE_SIZE);
-		asm volatile("" : "+r"(slot));
-		if (slot >= MAGLEV_TABLE_SIZE)
-			break;
-		j = t[slot];
-		if (j && !maglev_overcap_marked(j))
-			return (int)j;
-	}
-	return 0;
+	return (int)maglev_bounded_probe(&seed, h, t, MAGLEV_TABLE_SIZE, maglev_overcap_cb, NULL);
 }
 
 /* Backend slot of this flow in the VIP's current table; 0: none. The inner

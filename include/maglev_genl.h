@@ -25,6 +25,8 @@
 #define MAGLEV_GENL_TABLE_MIN	1
 #define MAGLEV_GENL_TABLE_MAX	1048573 /* MAGLEV_M_MAX of the table builder */
 #define MAGLEV_GENL_CHUNK_MAX	8192	/* table entries per TABLE_CHUNK (32 KiB) */
+/* Bytes of OVERCAP: one bit for every backend index 0..BACKEND_MAX. */
+#define MAGLEV_GENL_OVERCAP_MAX ((MAGLEV_GENL_BACKEND_MAX + 1) / 8)
 
 enum maglev_genl_cmd {
 	MAGLEV_CMD_UNSPEC,
@@ -50,6 +52,10 @@ enum maglev_genl_cmd {
 				  * hook would pick)
 				  */
 	MAGLEV_CMD_STATS_GET,	 /* reply: the MAGLEV_STAT_* counters, nested in STATS */
+	/* Added later (appended, numbering above unchanged): */
+	MAGLEV_CMD_OVERCAP_SET, /* OVERCAP (absent: none): replace the namespace's
+				 * bounded-load marks as a whole
+				 */
 	__MAGLEV_CMD_MAX,
 };
 
@@ -99,6 +105,17 @@ enum maglev_genl_attr {
 				* Absent in every chunk: no previous owners.
 				*/
 	MAGLEV_A_PREV_IDX,     /* u32 (reply, LOOKUP): the slot's previous owner, 0: none */
+	MAGLEV_A_OVERCAP,      /* binary, host-order u32 words, 0..OVERCAP_MAX bytes
+				* (OVERCAP_SET): bit i % 32 of word i / 32 set =
+				* backend index i is over its VIP's cap (bounded
+				* loads, include/maglev_maps.h; bit 0 must be clear,
+				* indices past the last word are unmarked). A packet
+				* that is no ICMP error, whose pick is marked, goes
+				* to the first unmarked backend of the flow's probe
+				* sequence (include/maglev_bounded.h), as a new flow
+				* in XDP; LOOKUP's BACKEND_IDX is that backend, SLOT
+				* still the flow's own slot.
+				*/
 	__MAGLEV_A_MAX,
 };
 
@@ -120,6 +137,7 @@ enum maglev_genl_stat {
 	MAGLEV_STAT_TOO_BIG,	    /* dropped: outer length field would overflow */
 	MAGLEV_STAT_ICMP_FORWARDED, /* of FORWARDED: ICMP errors about a VIP flow */
 	MAGLEV_STAT_SC_CARRIED,	    /* of FORWARDED: carried a previous owner in GUE */
+	MAGLEV_STAT_SPILLED,	    /* of FORWARDED: a probe's backend, the pick over cap */
 	__MAGLEV_STAT_MAX,
 };
 

@@ -7,6 +7,7 @@
 #ifndef MAGLEV_SLOWPATH_H
 #define MAGLEV_SLOWPATH_H
 
+#include <linux/bitmap.h>
 #include <linux/in6.h>
 #include <linux/mutex.h>
 #include <linux/netlink.h>
@@ -18,6 +19,7 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
+#include "maglev_bounded.h"
 #include "maglev_genl.h"
 #include "maglev_hash.h"
 #include "maglev_maps.h"
@@ -89,6 +91,15 @@ struct maglev_settings {
 	u8 src6_plen; /* 128: src6 itself; shorter: low 32 bits from the fold */
 };
 
+/*
+ * Bounded loads: the backends maglevd marked over their VIP's cap, by index
+ * (OVERCAP_SET). Replaced whole under RCU, so a pick sees one set of marks.
+ */
+struct maglev_overcap {
+	struct rcu_head rcu;
+	DECLARE_BITMAP(marked, MAGLEV_GENL_BACKEND_MAX + 1);
+};
+
 struct maglev_pcpu_stats {
 	u64 cnt[__MAGLEV_STAT_MAX];
 };
@@ -99,6 +110,7 @@ struct maglev_net {
 	unsigned int nr_vips;
 	struct xarray backends; /* index -> struct maglev_backend_entry */
 	struct maglev_settings __rcu *cfg;
+	struct maglev_overcap __rcu *overcap; /* NULL: no backend marked */
 	struct maglev_pcpu_stats __percpu *stats;
 	bool hooks_on;
 };
@@ -127,6 +139,7 @@ struct maglev_sp_pick {
 	u32 slot;
 	u32 idx;
 	u32 prev_idx; /* the slot's previous owner in the table, 0: none */
+	bool spilled; /* bounded loads: idx is a probe's, the slot's owner is marked */
 };
 
 extern unsigned int maglev_net_id;
@@ -152,6 +165,7 @@ int maglev_vip_del(struct net *net, const struct maglev_vip_key *key);
 int maglev_backend_set(struct maglev_net *mn, u32 idx, u8 family, const union maglev_addr *addr);
 int maglev_backend_del(struct maglev_net *mn, u32 idx);
 int maglev_config_set(struct maglev_net *mn, const struct maglev_settings *cfg);
+int maglev_overcap_set(struct maglev_net *mn, const u32 *words, u32 n);
 int maglev_table_begin(struct maglev_vip *vip, u64 gen, u32 size);
 int maglev_table_chunk(struct maglev_vip *vip, u64 gen, u32 offset, const void *entries,
 		       const void *prev, u32 n, struct netlink_ext_ack *extack);

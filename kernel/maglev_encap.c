@@ -152,6 +152,8 @@ static void maglev_sent(struct maglev_net *mn, const struct maglev_sp_pick *p,
 		maglev_sp_count(mn, MAGLEV_STAT_SC_CARRIED, 1);
 	if (fl->icmp)
 		maglev_sp_count(mn, MAGLEV_STAT_ICMP_FORWARDED, 1);
+	if (p->spilled)
+		maglev_sp_count(mn, MAGLEV_STAT_SPILLED, 1);
 	this_cpu_inc(p->vip->stats->packets);
 	this_cpu_add(p->vip->stats->bytes, inner_len);
 }

@@ -70,6 +70,22 @@ static int maglev_validate_entries(const struct nlattr *attr, struct netlink_ext
 	return 0;
 }
 
+/* Bounded-load marks: whole u32 words; index 0 is "no backend". */
+static int maglev_validate_overcap(const struct nlattr *attr, struct netlink_ext_ack *extack)
+{
+	const u32 *w = nla_data(attr);
+
+	if (nla_len(attr) % sizeof(u32)) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "over-cap marks must be an array of u32 words");
+		return -EINVAL;
+	}
+	if (nla_len(attr) && (w[0] & 1)) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "backend index 0 cannot be marked over cap");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static struct netlink_range_validation maglev_backend_range = {
 	.min = 1,
 	.max = MAGLEV_GENL_BACKEND_MAX,
@@ -117,6 +133,8 @@ static const struct nla_policy maglev_policy[MAGLEV_A_MAX + 1] = {
 	[MAGLEV_A_PREV_ENTRIES] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, maglev_validate_entries,
 							 MAGLEV_GENL_CHUNK_MAX * sizeof(u32)),
 	[MAGLEV_A_PREV_IDX] = { .type = NLA_REJECT },
+	[MAGLEV_A_OVERCAP] = NLA_POLICY_VALIDATE_FN(NLA_BINARY, maglev_validate_overcap,
+						    MAGLEV_GENL_OVERCAP_MAX),
 };
 
 static int maglev_get_addr(struct genl_info *info, int attrtype, u8 family,
@@ -562,6 +580,20 @@ static int maglev_cmd_table_commit(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
+/* Replace the namespace's bounded-load marks; no OVERCAP: none marked. */
+static int maglev_cmd_overcap_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct maglev_net *mn = maglev_pernet(genl_info_net(info));
+	struct nlattr *marks = info->attrs[MAGLEV_A_OVERCAP];
+	int err;
+
+	mutex_lock(&mn->lock);
+	err = maglev_overcap_set(mn, marks ? nla_data(marks) : NULL,
+				 marks ? nla_len(marks) / sizeof(u32) : 0);
+	mutex_unlock(&mn->lock);
+	return err;
+}
+
 /* The hook's choice for a flow, from the hook's own maglev_sp_pick(). */
 static int maglev_cmd_lookup(struct sk_buff *skb, struct genl_info *info)
 {
@@ -721,6 +753,11 @@ static const struct genl_ops maglev_genl_ops[] = {
 	{
 		.cmd = MAGLEV_CMD_STATS_GET,
 		.doit = maglev_cmd_stats_get,
+	},
+	{
+		.cmd = MAGLEV_CMD_OVERCAP_SET,
+		.doit = maglev_cmd_overcap_set,
+		.flags = GENL_ADMIN_PERM,
 	},
 };
 

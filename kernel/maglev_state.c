@@ -87,15 +87,25 @@ maglev_second_chance(struct maglev_net *mn, const struct maglev_flow *fl,
 	return pb;
 }
 
+/* maglev_bounded_probe()'s mark test; ctx: the namespace's maglev_overcap. */
+static int maglev_overcap_marked(const void *ctx, u32 idx)
+{
+	const struct maglev_overcap *ov = ctx;
+
+	return idx <= MAGLEV_GENL_BACKEND_MAX && test_bit(idx, ov->marked);
+}
+
 /*
  * The one pick of the module, used by the hooks and by LOOKUP alike: VIP
- * (exact port, then all ports), flow hash, table slot, backend. Call under
+ * (exact port, then all ports), flow hash, table slot, backend (or, if
+ * that one is over cap, the flow's probe sequence's). Call under
  * rcu_read_lock(). Returns 0 with p filled, -ENOENT (no VIP: not ours),
  * -ENODATA (the VIP has no table; p->vip set) or -EHOSTUNREACH (the slot
  * names no configured backend; p->vip, slot, idx and gen set).
  */
 int maglev_sp_pick(struct maglev_net *mn, const struct maglev_flow *fl, struct maglev_sp_pick *p)
 {
+	const struct maglev_overcap *ov;
 	const struct maglev_table *t;
 
 	memset(p, 0, sizeof(*p));
@@ -110,6 +120,20 @@ int maglev_sp_pick(struct maglev_net *mn, const struct maglev_flow *fl, struct m
 	p->slot = maglev_slot(p->hash, t->size);
 	p->idx = t->entries[p->slot];
 	p->gen = t->gen;
+	/* Every packet here is a connection-table miss (the module keeps
+	 * none), so it is placed as XDP places a new flow; an ICMP error
+	 * follows the pick, as in XDP.
+	 */
+	ov = rcu_dereference(mn->overcap);
+	if (ov && p->idx && !fl->icmp && maglev_overcap_marked(ov, p->idx)) {
+		u32 j = maglev_bounded_probe(&p->cfg->seed, p->hash, t->entries, t->size,
+					     maglev_overcap_marked, ov);
+
+		if (j) {
+			p->idx = j;
+			p->spilled = true;
+		}
+	}
 	p->be = p->idx ? xa_load(&mn->backends, p->idx) : NULL;
 	if (t->prev)
 		p->prev_idx = t->prev[p->slot];
@@ -257,6 +281,28 @@ int maglev_config_set(struct maglev_net *mn, const struct maglev_settings *cfg)
 	return 0;
 }
 
+/*
+ * Replace the bounded-load marks: n host-order u32 words, bit i % 32 of
+ * word i / 32 for backend index i (the policy checked the length and that
+ * bit 0 is clear). No bit set: no marks, the pick's fast path.
+ */
+int maglev_overcap_set(struct maglev_net *mn, const u32 *words, u32 n)
+{
+	struct maglev_overcap *new = NULL, *old;
+
+	lockdep_assert_held(&mn->lock);
+	if (n && memchr_inv(words, 0, n * sizeof(u32))) {
+		new = kzalloc(sizeof(*new), GFP_KERNEL);
+		if (!new)
+			return -ENOMEM;
+		bitmap_from_arr32(new->marked, words, n * 32);
+	}
+	old = rcu_replace_pointer(mn->overcap, new, lockdep_is_held(&mn->lock));
+	if (old)
+		kfree_rcu(old, rcu);
+	return 0;
+}
+
 /* Stage an empty table; a previous unfinished staging is discarded. */
 int maglev_table_begin(struct maglev_vip *vip, u64 gen, u32 size)
 {
@@ -364,6 +410,7 @@ void maglev_net_teardown(struct maglev_net *mn)
 {
 	struct maglev_backend_entry *be;
 	struct maglev_settings *cfg;
+	struct maglev_overcap *ov;
 	struct hlist_node *tmp;
 	struct maglev_vip *vip;
 	unsigned long idx;
@@ -377,7 +424,10 @@ void maglev_net_teardown(struct maglev_net *mn)
 		kfree_rcu(be, rcu);
 	xa_destroy(&mn->backends);
 	cfg = rcu_replace_pointer(mn->cfg, NULL, true);
+	ov = rcu_replace_pointer(mn->overcap, NULL, true);
 	mutex_unlock(&mn->lock);
 	kfree_rcu(cfg, rcu);
+	if (ov)
+		kfree_rcu(ov, rcu);
 	free_percpu(mn->stats);
 }

@@ -6,7 +6,8 @@
 # live XDP table for every flow, forgets deleted VIPs, and gets everything
 # again from a daemon restarted after SIGKILL. A --second-chance VIP's
 # previous owners reach the module with the table and leave it when the
-# window ends.
+# window ends. Bounded-load marks a previous daemon left in the module are
+# replaced by the restarted daemon's.
 . "$(dirname "$0")/lib.sh"
 
 [ -d /sys/module/maglev_slowpath ] || skip_all "slow-path module not loaded (runs in the VM)"
@@ -74,11 +75,22 @@ ctl vip del $S
 ctl vip del '[2001:db8::10]:443/tcp'
 check "a deleted VIP leaves the module" bash -c "! ip netns exec $NS_LB $QUERY vips | grep -q 2001:db8::10"
 
-# A restarted daemon pushes everything again (and bumps the generation).
+# Bounded loads: over-cap marks in the module (set here behind the daemon's
+# back, as a previous maglevd's would be left) move its flows off backend 1.
+b1=$(ctl -j backend list $V | jq -r '.backends[] | select(.backend == "198.51.100.1") | .index')
+on_b1() { q lookup $V 203.0.113.9:40000 20 | awk -v b="$b1" '$1 == b' | wc -l; }
+before=$(on_b1)
+q overcap "$b1"
+after=$(on_b1)
+check "marked backend $b1 in the module: its flows probe elsewhere ($before of 20 on it, then $after)" \
+	[ "$before" -gt 0 -a "$after" -lt "$before" ]
+
+# A restarted daemon pushes everything again (and bumps the generation),
+# including its own marks (none: no --balance-factor VIP), clearing those.
 kill9_daemon
 start_daemon
 check "after SIGKILL and restart the module is in sync again" \
 	bash -c "for i in \$(seq 30); do ip netns exec $NS_LB $QUERY vips | grep -q '^$V [0-9]' && exit 0; sleep 0.2; done; exit 1"
-check "module picks agree with the restarted daemon's table" [ "$(agree)" -eq 20 ]
+check "module picks agree with the restarted daemon's table (marks cleared)" [ "$(agree)" -eq 20 ]
 stop_daemon
 t_done

@@ -7,6 +7,8 @@
  *       slot's previous owner (0: none); with N, one line for each of the
  *       ports SPORT..SPORT+N-1 (one exec: fast enough inside a short
  *       second-chance window under TCG)
+ *   slowpath_query overcap [IDX...]     replace the module's bounded-load
+ *       marks with exactly these backend indices (none: clear them)
  * Runs in the network namespace whose module state it reads.
  */
 #include <arpa/inet.h>
@@ -27,7 +29,8 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || slowpath_nl_open(&nl)) {
 		fprintf(stderr,
-			"usage: slowpath_query vips | lookup VIP SRC:SPORT [N] (module loaded)\n");
+			"usage: slowpath_query vips | lookup VIP SRC:SPORT [N] | overcap [IDX...] "
+			"(module loaded)\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "vips")) {
@@ -75,6 +78,26 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	fprintf(stderr, "usage: slowpath_query vips | lookup VIP SRC:SPORT [N]\n");
+	if (!strcmp(argv[1], "overcap")) {
+		static uint8_t marked[MAGLEV_MAX_BACKENDS];
+
+		for (i = 2; i < argc; i++) {
+			long idx = strtol(argv[i], NULL, 10);
+
+			if (idx < 1 || idx >= MAGLEV_MAX_BACKENDS) {
+				fprintf(stderr, "%s: not a backend index\n", argv[i]);
+				return 2;
+			}
+			marked[idx] = 1;
+		}
+		r = slowpath_nl_overcap_set(nl, marked, MAGLEV_MAX_BACKENDS);
+		if (r) {
+			fprintf(stderr, "%s\n", slowpath_nl_errmsg(nl));
+			return 1;
+		}
+		return 0;
+	}
+	fprintf(stderr,
+		"usage: slowpath_query vips | lookup VIP SRC:SPORT [N] | overcap [IDX...]\n");
 	return 2;
 }

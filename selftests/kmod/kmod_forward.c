@@ -15,12 +15,11 @@
  * nothing. The namespaces are removed at exit, also on failure.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <netinet/icmp6.h>
 
 #include "kselftest_harness.h"
-#include "kmod_pkt.h"
+#include "kmod_topo.h"
 
 #define TABLE_SIZE MAGLEV_TABLE_SIZE
 
@@ -46,8 +45,6 @@ static const struct vip_def vips[] = {
 static struct maglev_seed g_seed;
 static uint32_t *g_tables[NVIPS];
 static uint64_t g_rand;
-static int g_topology_up;
-static pid_t g_main_pid;
 
 static struct maglev_vip_key vip_key_of(int v)
 {
@@ -67,52 +64,15 @@ static int backend_of_idx(uint32_t idx)
 	return (int)(idx % 10) - 1;
 }
 
-/* Only the harness's main process owns the namespaces, not a test child. */
-static void topology_down(void)
-{
-	if (getenv("MAGLEV_KEEP_TOPOLOGY"))
-		return; /* debugging: leave the namespaces for inspection */
-	if (g_topology_up && getpid() == g_main_pid && system("selftests/kmod/topo.sh down"))
-		fprintf(stderr, "# topo.sh down failed\n");
-}
-
-static void on_signal(int sig)
-{
-	topology_down();
-	_exit(128 + sig);
-}
-
 static int setup(void)
 {
-	struct slowpath_config cfg = {};
-	struct slowpath_nl *nl;
-	int v, k, i, err;
+	struct slowpath_nl *nl = NULL;
+	int v, i, err;
 
-	if (system("selftests/kmod/topo.sh up"))
-		return -EIO;
-	g_topology_up = 1;
-	if (kmod_setns("mlk-lb"))
-		return -errno;
-	err = slowpath_nl_open(&nl);
-	if (err)
+	err = kmod_lb_setup(&nl, &g_seed, &g_rand, &kmod_topology_up);
+	if (err) {
+		slowpath_nl_close(nl);
 		return err;
-	g_rand = kmod_seed_from_env();
-	printf("# MAGLEV_TEST_SEED=0x%llx\n", (unsigned long long)g_rand);
-	cfg.seed.k0 = kmod_rand(&g_rand);
-	cfg.seed.k1 = kmod_rand(&g_rand);
-	g_seed = cfg.seed;
-	err = slowpath_nl_config_set(nl, &cfg);
-	for (k = 0; k < KMOD_NBACKENDS && !err; k++) {
-		struct maglev_backend b4 = {.family = MAGLEV_AF_INET};
-		struct maglev_backend b6 = {.family = MAGLEV_AF_INET6};
-		char a[64];
-
-		snprintf(a, sizeof(a), "203.0.113.%d", 8 * (k + 1) + 2);
-		inet_pton(AF_INET, a, b4.addr);
-		snprintf(a, sizeof(a), "2001:db8:2:%d::2", k + 1);
-		inet_pton(AF_INET6, a, b6.addr);
-		err = slowpath_nl_backend_set(nl, k + 1, &b4)
-			      ?: slowpath_nl_backend_set(nl, k + 11, &b6);
 	}
 	for (v = 0; v < NVIPS && !err; v++) {
 		struct maglev_vip_info info = {.encap = vips[v].encap};
@@ -1241,29 +1201,7 @@ TEST_F(more, outer_source_from_prefix)
 	EXPECT_EQ(0, got_cfg.src4_plen);
 }
 
-static void __attribute__((constructor)) __constructor_order_last(void)
-{
-	if (!__constructor_order)
-		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
-}
-
 int main(int argc, char **argv)
 {
-	int err;
-
-	/* Namespaces go away however the run ends. */
-	g_main_pid = getpid();
-	atexit(topology_down);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	err = setup();
-	if (err == -ENOENT) {
-		printf("1..0 # SKIP maglev genetlink family not registered (module not loaded)\n");
-		return KSFT_SKIP;
-	}
-	if (err) {
-		printf("1..0 # setup failed: %s\n", strerror(-err));
-		return KSFT_FAIL;
-	}
-	return test_harness_run(argc, argv);
+	return kmod_topology_main(argc, argv, setup);
 }

@@ -232,6 +232,66 @@ static inline int kmod_send_frames(int fd, const struct kmod_frame *f, const int
 	return 0;
 }
 
+/* Backend index idx's address on topo.sh's topology: 1..10 reach backend
+ * idx over IPv4 (203.0.113.8*idx+2), 11..20 backend idx-10 over IPv6
+ * (2001:db8:2:K::2).
+ */
+static inline void kmod_backend_addr(uint32_t idx, uint8_t addr[16])
+{
+	char a[64];
+
+	memset(addr, 0, 16);
+	if (idx <= 10) {
+		snprintf(a, sizeof(a), "203.0.113.%u", 8 * idx + 2);
+		inet_pton(AF_INET, a, addr);
+	} else {
+		snprintf(a, sizeof(a), "2001:db8:2:%u::2", idx - 10);
+		inet_pton(AF_INET6, a, addr);
+	}
+}
+
+/*
+ * The start of a forwarding test's set-up: topo.sh up (*up set, for the
+ * caller's clean-up), in mlk-lb a module handle *nl (open on success), a
+ * random seed drawn from MAGLEV_TEST_SEED (printed; *rand goes on from it)
+ * given to the module and copied to *seed, and backends 1..KMOD_NBACKENDS
+ * (IPv4) and 11.. (IPv6).
+ */
+static inline int kmod_lb_setup(struct slowpath_nl **nl, struct maglev_seed *seed, uint64_t *rand,
+				int *up)
+{
+	struct slowpath_config cfg = {};
+	uint32_t k;
+	int err;
+
+	if (system("selftests/kmod/topo.sh up"))
+		return -EIO;
+	*up = 1;
+	if (kmod_setns("mlk-lb"))
+		return -errno;
+	err = slowpath_nl_open(nl);
+	if (err)
+		return err;
+	*rand = kmod_seed_from_env();
+	printf("# MAGLEV_TEST_SEED=0x%llx\n", (unsigned long long)*rand);
+	cfg.seed.k0 = kmod_rand(rand);
+	cfg.seed.k1 = kmod_rand(rand);
+	*seed = cfg.seed;
+	err = slowpath_nl_config_set(*nl, &cfg);
+	for (k = 1; k <= KMOD_NBACKENDS && !err; k++) {
+		struct maglev_backend b4 = {.family = MAGLEV_AF_INET};
+		struct maglev_backend b6 = {.family = MAGLEV_AF_INET6};
+
+		kmod_backend_addr(k, (uint8_t *)b4.addr);
+		kmod_backend_addr(10 + k, (uint8_t *)b6.addr);
+		err = slowpath_nl_backend_set(*nl, k, &b4)
+			      ?: slowpath_nl_backend_set(*nl, 10 + k, &b6);
+	}
+	if (err)
+		fprintf(stderr, "# configuring the module: %s\n", slowpath_nl_errmsg(*nl));
+	return err;
+}
+
 /* Backend k's UDP sockets (index 0: IPv4, 1: IPv6) on the VIP port. */
 static inline int kmod_backend_sockets(int k, int fds[2])
 {

@@ -22,12 +22,11 @@
  * outer packet fragmented by the stack would never reach that socket.
  */
 #include <poll.h>
-#include <signal.h>
 #include <linux/genetlink.h>
 #include <libmnl/libmnl.h>
 
 #include "kselftest_harness.h"
-#include "kmod_pkt.h"
+#include "kmod_topo.h"
 #include "maglev_gue.h"
 
 #define TABLE_SIZE MAGLEV_TABLE_SIZE
@@ -52,8 +51,6 @@ static const struct sc_vip vips[] = {
 static struct maglev_seed g_seed;
 static uint32_t g_owner[TABLE_SIZE], g_prev[TABLE_SIZE];
 static uint64_t g_rand;
-static int g_topology_up;
-static pid_t g_main_pid;
 
 static struct maglev_vip_key vip_key_of(int v)
 {
@@ -65,36 +62,6 @@ static struct maglev_vip_key vip_key_of(int v)
 
 	inet_pton(vips[v].family == MAGLEV_AF_INET ? AF_INET : AF_INET6, vips[v].addr, k.addr);
 	return k;
-}
-
-static void topology_down(void)
-{
-	if (g_topology_up && getpid() == g_main_pid) {
-		g_topology_up = 0;
-		if (system("ip netns del mlk-d 2>/dev/null; selftests/kmod/topo.sh down"))
-			fprintf(stderr, "# topo.sh down failed\n");
-	}
-}
-
-static void on_signal(int sig)
-{
-	topology_down();
-	_exit(128 + sig);
-}
-
-/* Backend index idx's address (IPv4 1..3, IPv6 11..13). */
-static void backend_addr(uint32_t idx, uint8_t addr[16])
-{
-	char a[64];
-
-	memset(addr, 0, 16);
-	if (idx <= 10) {
-		snprintf(a, sizeof(a), "203.0.113.%u", 8 * idx + 2);
-		inet_pton(AF_INET, a, addr);
-	} else {
-		snprintf(a, sizeof(a), "2001:db8:2:%u::2", idx - 10);
-		inet_pton(AF_INET6, a, addr);
-	}
 }
 
 /* Owners cycle over the three backends; every other slot has a previous
@@ -175,8 +142,8 @@ static int decap_only_setup(struct slowpath_nl *nl)
 	}
 	if (kmod_setns("mlk-lb"))
 		return -errno;
-	backend_addr(4, (uint8_t *)b4.addr);
-	backend_addr(14, (uint8_t *)b6.addr);
+	kmod_backend_addr(4, (uint8_t *)b4.addr);
+	kmod_backend_addr(14, (uint8_t *)b6.addr);
 	err = slowpath_nl_backend_set(nl, 4, &b4) ?: slowpath_nl_backend_set(nl, 14, &b6);
 	for (v = 0; v < NDVIPS && !err; v++) {
 		struct maglev_vip_info info = {.encap = dvips[v].encap};
@@ -194,33 +161,14 @@ static int decap_only_setup(struct slowpath_nl *nl)
 
 static int setup(void)
 {
-	struct slowpath_config cfg = {};
-	struct slowpath_nl *nl;
-	int v, k, err;
+	struct slowpath_nl *nl = NULL;
+	int v, err;
 	uint32_t i;
 
-	if (system("selftests/kmod/topo.sh up"))
-		return -EIO;
-	g_topology_up = 1;
-	if (kmod_setns("mlk-lb"))
-		return -errno;
-	err = slowpath_nl_open(&nl);
-	if (err)
+	err = kmod_lb_setup(&nl, &g_seed, &g_rand, &kmod_topology_up);
+	if (err) {
+		slowpath_nl_close(nl);
 		return err;
-	g_rand = kmod_seed_from_env();
-	printf("# MAGLEV_TEST_SEED=0x%llx\n", (unsigned long long)g_rand);
-	cfg.seed.k0 = kmod_rand(&g_rand);
-	cfg.seed.k1 = kmod_rand(&g_rand);
-	g_seed = cfg.seed;
-	err = slowpath_nl_config_set(nl, &cfg);
-	for (k = 1; k <= KMOD_NBACKENDS && !err; k++) {
-		struct maglev_backend b4 = {.family = MAGLEV_AF_INET};
-		struct maglev_backend b6 = {.family = MAGLEV_AF_INET6};
-
-		backend_addr(k, (uint8_t *)b4.addr);
-		backend_addr(10 + k, (uint8_t *)b6.addr);
-		err = slowpath_nl_backend_set(nl, k, &b4)
-			      ?: slowpath_nl_backend_set(nl, 10 + k, &b6);
 	}
 	for (i = 0; i < TABLE_SIZE; i++) {
 		g_owner[i] = 1 + i % 3;
@@ -443,7 +391,7 @@ static void expect_encap(struct __test_metadata *_metadata, struct sc_ctx *c, in
 				.family = carry > 10 ? MAGLEV_AF_INET6 : MAGLEV_AF_INET,
 			};
 
-			backend_addr(carry, (uint8_t *)gp.addr);
+			kmod_backend_addr(carry, (uint8_t *)gp.addr);
 			memcpy(want + wlen, &gp, sizeof(gp));
 			wlen += sizeof(gp);
 		}
@@ -467,7 +415,7 @@ static void expect_encap(struct __test_metadata *_metadata, struct sc_ctx *c, in
 	{
 		TH_LOG("the packet reached backend %d, its slot's owner is %u", k + 1, own);
 	}
-	backend_addr(own, be);
+	kmod_backend_addr(own, be);
 	EXPECT_EQ(0, outer6 ? memcmp(c->rx + 14 + 24, be, 16) : memcmp(c->rx + 14 + 16, be, 4));
 	off = 14 + (outer6 ? 40 : 20);
 	if (gue) {
@@ -706,28 +654,8 @@ TEST(decap_only_backend_gets_3000_byte_datagram)
 	close(fd6);
 }
 
-static void __attribute__((constructor)) __constructor_order_last(void)
-{
-	if (!__constructor_order)
-		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
-}
-
 int main(int argc, char **argv)
 {
-	int err;
-
-	g_main_pid = getpid();
-	atexit(topology_down);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	err = setup();
-	if (err == -ENOENT) {
-		printf("1..0 # SKIP maglev genetlink family not registered (module not loaded)\n");
-		return KSFT_SKIP;
-	}
-	if (err) {
-		printf("1..0 # setup failed: %s\n", strerror(-err));
-		return KSFT_FAIL;
-	}
-	return test_harness_run(argc, argv);
+	kmod_extra_netns = "mlk-d";
+	return kmod_topology_main(argc, argv, setup);
 }

@@ -7,7 +7,10 @@
  * the family id for CTRL_CMD_GETFAMILY, an ACK for anything else, a reply
  * for LOOKUP. Checked: a table push with previous owners carries them in
  * every chunk beside the owners, same offsets and lengths; one without
- * carries none; LOOKUP's PREV_IDX is read, and absent means none.
+ * carries none; LOOKUP's PREV_IDX is read, and absent means none; the
+ * bounded-load marks go out as OVERCAP, bit i % 32 of host-order word
+ * i / 32 for backend index i, up to the highest marked one (none: no
+ * attribute), and marks the module refuses are refused unsent.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -209,6 +212,64 @@ TEST_F(enc, lookup_reads_prev_idx)
 	out.prev_idx = 99;
 	ASSERT_EQ(0, slowpath_nl_lookup(self->nl, &f, &out));
 	EXPECT_EQ(0, out.prev_idx);
+}
+
+/* The bitmap the module decodes: only the given indices set. */
+static void expect_marks(struct __test_metadata *_metadata, const struct nlattr *a,
+			 const uint32_t *idx, unsigned int n)
+{
+	uint32_t want[MAGLEV_GENL_OVERCAP_MAX / 4] = {0}, nw = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		want[idx[i] / 32] |= 1U << (idx[i] % 32);
+		if (idx[i] / 32 + 1 > nw)
+			nw = idx[i] / 32 + 1;
+	}
+	ASSERT_NE(NULL, a);
+	ASSERT_EQ(nw * 4, mnl_attr_get_payload_len(a));
+	EXPECT_EQ(0, memcmp(want, mnl_attr_get_payload(a), nw * 4));
+}
+
+TEST_F(enc, overcap_marks_as_bitmap_words)
+{
+	static uint8_t marked[MAGLEV_MAX_BACKENDS];
+	const uint32_t set1[] = {1, 31, 32, 33, 1000}, set2[] = {MAGLEV_GENL_BACKEND_MAX};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(set1) / sizeof(set1[0]); i++)
+		marked[set1[i]] = 1;
+	ASSERT_EQ(0, slowpath_nl_overcap_set(self->nl, marked, MAGLEV_MAX_BACKENDS));
+	ASSERT_EQ(1, g.n);
+	EXPECT_EQ(MAGLEV_CMD_OVERCAP_SET, cmd_of(0));
+	expect_marks(_metadata, attr_of((const struct nlmsghdr *)g.msg[0], MAGLEV_A_OVERCAP), set1,
+		     5);
+
+	/* The highest index: the whole 8 KiB bitmap. */
+	memset(marked, 0, sizeof(marked));
+	marked[MAGLEV_GENL_BACKEND_MAX] = 1;
+	ASSERT_EQ(0, slowpath_nl_overcap_set(self->nl, marked, MAGLEV_MAX_BACKENDS));
+	ASSERT_EQ(2, g.n);
+	expect_marks(_metadata, attr_of((const struct nlmsghdr *)g.msg[1], MAGLEV_A_OVERCAP), set2,
+		     1);
+	EXPECT_EQ(MAGLEV_GENL_OVERCAP_MAX,
+		  mnl_attr_get_payload_len(
+			  attr_of((const struct nlmsghdr *)g.msg[1], MAGLEV_A_OVERCAP)));
+
+	/* None marked: the command without the attribute (clears all). */
+	memset(marked, 0, sizeof(marked));
+	ASSERT_EQ(0, slowpath_nl_overcap_set(self->nl, marked, MAGLEV_MAX_BACKENDS));
+	ASSERT_EQ(3, g.n);
+	EXPECT_EQ(MAGLEV_CMD_OVERCAP_SET, cmd_of(2));
+	EXPECT_EQ(NULL, attr_of((const struct nlmsghdr *)g.msg[2], MAGLEV_A_OVERCAP));
+
+	/* Index 0 ("no backend") or more indices than exist: nothing sent. */
+	marked[0] = 1;
+	EXPECT_EQ(-EINVAL, slowpath_nl_overcap_set(self->nl, marked, MAGLEV_MAX_BACKENDS));
+	marked[0] = 0;
+	EXPECT_EQ(-EINVAL, slowpath_nl_overcap_set(self->nl, marked, MAGLEV_MAX_BACKENDS + 1));
+	EXPECT_EQ(3, g.n);
+	EXPECT_NE(NULL, strstr(slowpath_nl_errmsg(self->nl), "over-cap"));
 }
 
 TEST_HARNESS_MAIN

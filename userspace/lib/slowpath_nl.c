@@ -483,6 +483,25 @@ int slowpath_nl_table_push_prev(struct slowpath_nl *nl, const struct maglev_vip_
 	return sp_transact(nl, nlh, NULL, NULL);
 }
 
+int slowpath_nl_overcap_set(struct slowpath_nl *nl, const uint8_t *marked, uint32_t n)
+{
+	uint32_t words[MAGLEV_GENL_OVERCAP_MAX / sizeof(uint32_t)] = {0}, i, nw = 0;
+	struct nlmsghdr *nlh;
+
+	if (n > MAGLEV_GENL_BACKEND_MAX + 1 || (n && marked[0]))
+		return sp_fail(nl, -EINVAL, "over-cap marks");
+	for (i = 1; i < n; i++) {
+		if (!marked[i])
+			continue;
+		words[i / 32] |= 1U << (i % 32);
+		nw = i / 32 + 1;
+	}
+	nlh = sp_msg(nl, MAGLEV_CMD_OVERCAP_SET, 0);
+	if (nw)
+		mnl_attr_put(nlh, MAGLEV_A_OVERCAP, nw * sizeof(uint32_t), words);
+	return sp_transact(nl, nlh, NULL, NULL);
+}
+
 static int sp_lookup_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct slowpath_lookup *r = data;
@@ -548,6 +567,7 @@ const char *slowpath_nl_stat_name(unsigned int stat)
 		[MAGLEV_STAT_TOO_BIG] = "drop_too_big",
 		[MAGLEV_STAT_ICMP_FORWARDED] = "icmp_forwarded",
 		[MAGLEV_STAT_SC_CARRIED] = "sc_carried",
+		[MAGLEV_STAT_SPILLED] = "spilled",
 	};
 
 	return stat <= MAGLEV_STAT_MAX ? names[stat] : NULL;

@@ -94,6 +94,15 @@ int slowpath_nl_table_push_prev(struct slowpath_nl *nl, const struct maglev_vip_
 				uint64_t gen, const uint32_t *table, const uint32_t *prev,
 				uint32_t size);
 
+/*
+ * Replace the module's bounded-load marks: backend index i is over cap when
+ * marked[i] is non-zero, for i < n (n at most MAGLEV_GENL_BACKEND_MAX + 1;
+ * indices from n on are unmarked). Sent as OVERCAP, the bitmap up to the
+ * highest marked index; no attribute when none is. -EINVAL (nothing sent)
+ * for marked[0] or a larger n.
+ */
+int slowpath_nl_overcap_set(struct slowpath_nl *nl, const uint8_t *marked, uint32_t n);
+
 /* What the module would pick for a flow (key->family, addresses, ports, proto). */
 int slowpath_nl_lookup(struct slowpath_nl *nl, const struct maglev_flow_key *flow,
 		       struct slowpath_lookup *out);

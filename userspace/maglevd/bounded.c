@@ -9,6 +9,7 @@
 #include "flow_count.h"
 #include "log.h"
 #include "registry.h"
+#include "slowpath.h"
 
 /*
  * By backend index (indices are per VIP): the mark written to the datapath,
@@ -96,7 +97,7 @@ static void vip_marks(struct daemon *d, struct vip *v)
 void bounded_tick(struct daemon *d)
 {
 	struct registry *r = d->reg;
-	bool any = false;
+	bool any = false, changed = false;
 	uint32_t id, i, below = 0;
 
 	memset(want, 0, sizeof(want));
@@ -118,11 +119,15 @@ void bounded_tick(struct daemon *d)
 			continue;
 		if (!maglev_dp_overcap_set(d->dp, i, want[i])) {
 			marked[i] = want[i];
+			changed = true;
 			log_debug("bounded loads: backend index %u %s (load %llu)", i,
 				  want[i] ? "over cap" : "under cap again",
 				  (unsigned long long)load[i]);
 		}
 	}
+	/* The slow-path module gets the marks XDP now holds, as one set. */
+	if (changed)
+		slowpath_overcap(marked);
 	active = any;
 	flow_count_fast(any, below);
 }
@@ -135,6 +140,11 @@ bool bounded_active(void)
 uint64_t bounded_cap(uint32_t vip_id)
 {
 	return vip_id < MAGLEV_MAX_VIPS ? caps[vip_id] : 0;
+}
+
+const uint8_t *bounded_marks(void)
+{
+	return marked;
 }
 
 bool bounded_marked(uint32_t idx)

@@ -33,6 +33,8 @@ void bounded_tick(struct daemon *d);
 bool bounded_active(void);
 /* The cap last computed for VIP id (0: none yet or off). */
 uint64_t bounded_cap(uint32_t vip_id);
+/* The marks written to the datapath, by backend index (MAGLEV_MAX_BACKENDS). */
+const uint8_t *bounded_marks(void);
 /* Backend idx is marked over cap; its load at the last tick. */
 bool bounded_marked(uint32_t idx);
 uint64_t bounded_load(uint32_t idx);

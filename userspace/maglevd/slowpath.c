@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounded.h"
 #include "log.h"
 #include "slowpath.h"
 #include "slowpath_nl.h"
@@ -125,7 +126,20 @@ void slowpath_vip_del(const struct vip *v)
 		slowpath_backend_del(v->bes[i].idx);
 }
 
-/* Everything, after (re)opening: config, VIPs, backends, live tables. */
+void slowpath_overcap(const uint8_t *marked)
+{
+	int r;
+
+	if (!nl)
+		return;
+	r = slowpath_nl_overcap_set(nl, marked, MAGLEV_MAX_BACKENDS);
+	if (r)
+		fail("over-cap marks", r);
+}
+
+/* Everything, after (re)opening: config, VIPs, backends, live tables,
+ * bounded-load marks (none clears what a previous maglevd left).
+ */
 static void sync_all(struct daemon *d)
 {
 	static uint32_t table[MAGLEV_TABLE_SIZE], prev[MAGLEV_TABLE_SIZE];
@@ -165,6 +179,7 @@ static void sync_all(struct daemon *d)
 		if (nl && !maglev_dp_table_read_prev(d->dp, v->id, table, prev))
 			slowpath_table(v, table, v->sc_until_ms ? prev : NULL);
 	}
+	slowpath_overcap(bounded_marks());
 	if (nl)
 		log_info("slow-path module: in sync (%u VIPs)", d->reg->nvips);
 }

@@ -23,6 +23,10 @@ void slowpath_backend_del(uint32_t idx);
  */
 void slowpath_table(const struct vip *v, const uint32_t *table, const uint32_t *prev);
 void slowpath_vip_del(const struct vip *v);
+/* Bounded loads: the over-cap marks by backend index (MAGLEV_MAX_BACKENDS
+ * of them, bounded.c), replacing the module's as a whole.
+ */
+void slowpath_overcap(const uint8_t *marked);
 /* The module's counters by name into out[name]; false when it is not loaded. */
 bool slowpath_counters(uint64_t out[MAGLEV_STAT_MAX + 1]);
 

@@ -90,6 +90,8 @@ int fz_base_apply(struct slowpath_nl *nl, const struct fz_base *b)
 	inet_pton(AF_INET, "192.0.2.1", &cfg.src4);
 	inet_pton(AF_INET6, "2001:db8:5::", cfg.src6);
 	err = slowpath_nl_config_set(nl, &cfg);
+	if (!err) /* no backend marked over cap */
+		err = slowpath_nl_overcap_set(nl, NULL, 0);
 	for (i = 0; !err && i < FZ_NBASE_BES; i++) {
 		struct maglev_backend be = {.family = fz_base_bes[i].family};
 

@@ -41,6 +41,7 @@ static const struct {
 	[MAGLEV_CMD_LOOKUP] = {6,
 			       {MAGLEV_A_FAMILY, MAGLEV_A_SADDR, MAGLEV_A_ADDR, MAGLEV_A_SPORT,
 				MAGLEV_A_PORT, MAGLEV_A_PROTO}},
+	[MAGLEV_CMD_OVERCAP_SET] = {0, {MAGLEV_A_OVERCAP}},
 };
 
 /* Natural payload length of each attribute type (0: variable). */

@@ -22,6 +22,7 @@ static const char *const fz_cmd_names[] = {
 	[MAGLEV_CMD_BACKEND_GET] = "BACKEND_GET", [MAGLEV_CMD_TABLE_BEGIN] = "TABLE_BEGIN",
 	[MAGLEV_CMD_TABLE_CHUNK] = "TABLE_CHUNK", [MAGLEV_CMD_TABLE_COMMIT] = "TABLE_COMMIT",
 	[MAGLEV_CMD_LOOKUP] = "LOOKUP",		  [MAGLEV_CMD_STATS_GET] = "STATS_GET",
+	[MAGLEV_CMD_OVERCAP_SET] = "OVERCAP_SET",
 };
 
 static int fz_cmd_changes(unsigned int cmd)
@@ -35,6 +36,7 @@ static int fz_cmd_changes(unsigned int cmd)
 	case MAGLEV_CMD_TABLE_BEGIN:
 	case MAGLEV_CMD_TABLE_CHUNK:
 	case MAGLEV_CMD_TABLE_COMMIT:
+	case MAGLEV_CMD_OVERCAP_SET:
 		return 1;
 	}
 	return 0;
