@@ -31,7 +31,8 @@ struct {
 /* Interface ifindex's own MACs, NULL: the config's pair. Looked up only
  * while some entry differs from that pair (maglev_config.if_l2_differs,
  * kept by the library): with one interface, or all alike, the hash lookup,
- * a fifth of the hot path, is skipped and the result is the same.
+ * the largest single cost found on the hot path (docs/datapath.md), is
+ * skipped and the result is the same.
  */
 static __always_inline const struct maglev_if_l2 *maglev_if_l2(const struct maglev_config *cfg,
 							       __u32 ifindex)

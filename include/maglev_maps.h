@@ -123,7 +123,7 @@ struct maglev_config {
 	/* Nonzero: some maglev_ifl2 entry holds a pair other than
 	 * nexthop_mac/src_mac, so a frame's interface must be looked up; 0:
 	 * every entry says what this config says, and the datapath skips the
-	 * hash lookup (a fifth of the hot path). Kept by the library
+	 * hash lookup (the hot path's largest single cost). Kept by the library
 	 * (maglev_dp_set_config, maglev_dp_if_l2_set/_delete), whatever the
 	 * caller passes.
 	 */
