@@ -20,4 +20,5 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # userspace/lib/lib.mk builds every lib object; the datapath's (dp_priv.h)
 # need the skeleton.
 DP_SKEL_OBJS := dp_load dp_attach dp_vips dp_tables dp_stats dp_conns
+DP_SKEL_OBJS += dp_if_l2
 $(DP_SKEL_OBJS:%=$(BUILD)/lib/%.o): | $(BUILD)/maglev_xdp.skel.h

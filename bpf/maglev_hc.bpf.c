@@ -16,7 +16,8 @@
  *   - outer source from src4/src6 prefix with host bits from the same flow
  *     fold as XDP's (client address words ^ sport << 16 | dport);
  *   - Ethernet destination and source: the egress interface's pair
- *     (maglev_ifl2), else nexthop_mac and src_mac (maglev_cfg).
+ *     (maglev_ifl2, looked up as XDP does: maglev_if_l2()), else
+ *     nexthop_mac and src_mac (maglev_cfg).
  * The inner TTL is left alone: the balancer host originates these packets,
  * it does not forward them.
  *
@@ -216,8 +217,7 @@ int maglev_hc(struct __sk_buff *skb)
 			return hc_count(MAGLEV_HC_ERROR, TC_ACT_SHOT);
 	}
 	{
-		__u32 ifindex = skb->ifindex;
-		const struct maglev_if_l2 *l2 = bpf_map_lookup_elem(&maglev_ifl2, &ifindex);
+		const struct maglev_if_l2 *l2 = maglev_if_l2(cfg, skb->ifindex);
 		struct ethhdr eth;
 
 		/* The MACs of the interface the check leaves by, as for XDP. */

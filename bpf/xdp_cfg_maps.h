@@ -28,4 +28,18 @@ struct {
 	__type(value, struct maglev_if_l2);
 } maglev_ifl2 SEC(".maps");
 
+/* Interface ifindex's own MACs, NULL: the config's pair. Looked up only
+ * while some entry differs from that pair (maglev_config.if_l2_differs,
+ * kept by the library): with one interface, or all alike, the hash lookup,
+ * the largest single cost found on the hot path (docs/datapath.md), is
+ * skipped and the result is the same.
+ */
+static __always_inline const struct maglev_if_l2 *maglev_if_l2(const struct maglev_config *cfg,
+							       __u32 ifindex)
+{
+	if (!cfg->if_l2_differs)
+		return NULL;
+	return bpf_map_lookup_elem(&maglev_ifl2, &ifindex);
+}
+
 #endif /* MAGLEV_XDP_CFG_MAPS_H */

@@ -84,7 +84,7 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 		     (gue ? sizeof(struct udphdr) + MAGLEV_GUE_HLEN : 0) + opt;
 	__u8 inner_proto = pkt->key.family == MAGLEV_AF_INET ? IPPROTO_IPIP : IPPROTO_IPV6;
 	__u32 fold = maglev_outer_fold(pkt->key.src, pkt->key.sport, pkt->key.dport);
-	__u32 vb = maglev_vlan_bytes(pkt->l2_len), t1, t2, ifindex;
+	__u32 vb = maglev_vlan_bytes(pkt->l2_len), t1, t2;
 	const struct maglev_if_l2 *l2;
 	void *data, *data_end, *old, *l3;
 	struct ethhdr *eth;
@@ -120,8 +120,7 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 			       __builtin_offsetof(struct maglev_config, src_mac) == 22 &&
 			       __builtin_offsetof(struct maglev_if_l2, src_mac) == 6,
 		       "MAC word copies assume these offsets");
-	ifindex = ctx->ingress_ifindex;
-	l2 = bpf_map_lookup_elem(&maglev_ifl2, &ifindex);
+	l2 = maglev_if_l2(cfg, ctx->ingress_ifindex);
 	if (l2) {
 		*(__u32 *)(data + 0) = *(const __u32 *)&l2->nexthop_mac[0];
 		*(__u16 *)(data + 4) = *(const __u16 *)&l2->nexthop_mac[4];

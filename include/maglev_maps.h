@@ -120,7 +120,14 @@ struct maglev_config {
 	__u32 new_flow_limit;  /* new-flow inserts per second per CPU; 0: unlimited */
 	__u64 udp_idle_ns;     /* a UDP flow idle this long is re-picked */
 	__u32 slow_path_limit; /* slow-path packets per second per CPU; 0: unlimited */
-	__u32 pad;
+	/* Nonzero: some maglev_ifl2 entry holds a pair other than
+	 * nexthop_mac/src_mac, so a frame's interface must be looked up; 0:
+	 * every entry says what this config says, and the datapath skips the
+	 * hash lookup (the hot path's largest single cost). Kept by the library
+	 * (maglev_dp_set_config, maglev_dp_if_l2_set/_delete), whatever the
+	 * caller passes.
+	 */
+	__u32 if_l2_differs;
 };
 
 /*
@@ -129,7 +136,8 @@ struct maglev_config {
  * to): the XDP program sends a frame back out of the interface it came in
  * on, the health checks' TC program out of the one the route chose, each
  * with that interface's own MAC and its own next hop. An interface without
- * an entry uses maglev_config's pair (the first interface's).
+ * an entry uses maglev_config's pair (the first interface's), and so does
+ * every interface while maglev_config.if_l2_differs is 0.
  */
 struct maglev_if_l2 {
 	__u8 nexthop_mac[6];

@@ -66,6 +66,8 @@ check "through lb0: 20 frames, from lb0's MAC to its gateway c0" \
 	eqj ". == {\"$CL_MAC $LB_MAC\": 20}" <<<"$m0"
 check "through lb1: 20 frames, from lb1's own MAC to its own gateway c1" \
 	eqj ". == {\"$C1_MAC $LB1_MAC\": 20}" <<<"$m1"
+check "two interfaces with their own pairs: the config says so (if_l2_differs 1)" \
+	bash -c "[ \$(bpftool -j map dump pinned $PIN/maglev_cfg | jq '.[0].formatted.value.if_l2_differs') = 1 ]"
 check "the log names lb1's pair" grep -q "interface lb1: frames leave from $LB1_MAC to $C1_MAC" "$DLOG"
 
 # lb1's gateway answers from a new MAC: the entry follows it.
@@ -87,5 +89,8 @@ write_conf
 ctl reload >/dev/null
 check "reload without lb1: its entry is removed from maglev_ifl2" \
 	bash -c "[ \$(bpftool -j map dump pinned $PIN/maglev_ifl2 | jq length) = 1 ]"
+# One interface, its entry the config's pair: the datapath skips the lookup.
+check "and the config says no entry differs (if_l2_differs 0)" \
+	bash -c "[ \$(bpftool -j map dump pinned $PIN/maglev_cfg | jq '.[0].formatted.value.if_l2_differs') = 0 ]"
 stop_daemon
 t_done

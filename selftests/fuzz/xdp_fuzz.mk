@@ -17,7 +17,8 @@ XDP_FUZZ_CFLAGS = -O1 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter 
 	-I$(KSRC)/tools/testing/selftests \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 XDP_FUZZ_LIB := bpffs dp_load dp_attach dp_vips dp_tables dp_stats dp_conns dp_layout dp_names \
-	maglev_table maglev_table_plan
+	maglev_table maglev_table_plan \
+	dp_if_l2
 XDP_FUZZ_OBJS := $(XDP_FUZZ_LIB:%=$(XDP_FUZZ_OBJDIR)/lib/%.o) \
 	$(XDP_FUZZ_OBJDIR)/xdp_fuzz.o $(XDP_FUZZ_OBJDIR)/xdp_fuzz_seeds.o
 

@@ -286,4 +286,110 @@ TEST_F(lb, config_rejects_bad_values)
 	ASSERT_EQ(-EINVAL, maglev_dp_set_config(self->dp, &cfg));
 }
 
+/* Frame from ifindex (what BPF_PROG_TEST_RUN's ctx says it came in on). */
+static int run_on(int prog, uint32_t ifindex, const void *in, size_t len, struct run_result *r)
+{
+	struct xdp_md md = {.data_end = (uint32_t)len, .ingress_ifindex = ifindex};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in, .data_size_in = (uint32_t)len,
+		    .data_out = r->out, .data_size_out = sizeof(r->out), .ctx_in = &md,
+		    .ctx_size_in = sizeof(md), .repeat = 1);
+	int ret = bpf_prog_test_run_opts(prog, &o);
+
+	r->action = o.retval;
+	r->len = o.data_size_out;
+	return ret;
+}
+
+static uint32_t if_l2_differs(struct maglev_dp *dp)
+{
+	struct maglev_config cfg;
+
+	return maglev_dp_get_config(dp, &cfg) ? 0xffffffff : cfg.if_l2_differs;
+}
+
+/* The frame sent for in (of length n) on lo: dst and src MAC as expected,
+ * the rest byte for byte as the encapsulation of the config's pair.
+ */
+static void check_macs(struct __test_metadata *_metadata, int prog, const uint8_t *in, size_t n,
+		       const uint8_t *exp, size_t elen, const uint8_t dst[6], const uint8_t src[6])
+{
+	struct run_result r;
+
+	ASSERT_EQ(0, run_on(prog, 1, in, n, &r));
+	ASSERT_EQ(XDP_TX, r.action);
+	ASSERT_EQ(0, memcmp(r.out, dst, 6));
+	ASSERT_EQ(0, memcmp(r.out + 6, src, 6));
+	ASSERT_BYTES(r.out + 12, r.len - 12, exp + 12, elen - 12);
+}
+
+/*
+ * Each interface its own MACs (maglev_ifl2): a frame leaves with its ingress
+ * interface's pair, else the config's. The datapath skips the lookup while
+ * no entry differs from the config's pair (if_l2_differs, which the library
+ * keeps whatever the caller writes): the frames must be the same as with
+ * the lookup, through every write that changes the answer.
+ */
+TEST_F(lb, per_interface_macs)
+{
+	static const uint8_t nh_x[6] = {0x02, 0, 0, 0, 0xaa, 1},
+			     src_x[6] = {0x02, 0, 0, 0, 0xbb, 1},
+			     nh_new[6] = {0x02, 0, 0, 0, 0xcc, 1};
+	struct encap_want w = {.outer_family = P_AF4};
+	struct maglev_if_l2 lo_x, same;
+	struct maglev_config cfg;
+	uint8_t in[256], exp[400];
+	size_t n, elen;
+
+	memcpy(lo_x.nexthop_mac, nh_x, 6);
+	memcpy(lo_x.src_mac, src_x, 6);
+	memcpy(same.nexthop_mac, MAC_NEXTHOP, 6);
+	memcpy(same.src_mac, MAC_LB, 6);
+	ASSERT_EQ(0, add_vip(self->dp, self->vip4, P_AF4, 80, IPPROTO_TCP, 1, 0, 0));
+	ASSERT_EQ(0, fill_table(self->dp, 1, 1));
+	n = build_client(in, &self->f4, &(struct client_opts){.payload = 30});
+	memcpy(w.backend, self->be4, 16);
+	memcpy(w.src4, SRC4, 4);
+	w.src4_plen = SRC4_PLEN;
+	elen = build_encap(exp, in, n, &self->f4, &w);
+
+	/* No entry: the config's pair, no lookup. */
+	ASSERT_EQ(0, if_l2_differs(self->dp));
+	check_macs(_metadata, self->prog, in, n, exp, elen, MAC_NEXTHOP, MAC_LB);
+	/* lo's own pair. */
+	ASSERT_EQ(0, maglev_dp_if_l2_set(self->dp, 1, &lo_x));
+	ASSERT_EQ(1, if_l2_differs(self->dp));
+	check_macs(_metadata, self->prog, in, n, exp, elen, nh_x, src_x);
+	/* A config written with the word cleared keeps it set. */
+	ASSERT_EQ(0, maglev_dp_get_config(self->dp, &cfg));
+	cfg.if_l2_differs = 0;
+	ASSERT_EQ(0, maglev_dp_set_config(self->dp, &cfg));
+	ASSERT_EQ(1, if_l2_differs(self->dp));
+	check_macs(_metadata, self->prog, in, n, exp, elen, nh_x, src_x);
+	/* lo back to the config's pair, another interface differing: still
+	 * looked up, and lo's frames carry the config's pair.
+	 */
+	ASSERT_EQ(0, maglev_dp_if_l2_set(self->dp, 999999, &lo_x));
+	ASSERT_EQ(0, maglev_dp_if_l2_set(self->dp, 1, &same));
+	ASSERT_EQ(1, if_l2_differs(self->dp));
+	check_macs(_metadata, self->prog, in, n, exp, elen, MAC_NEXTHOP, MAC_LB);
+	/* The last differing entry gone: no lookup. */
+	ASSERT_EQ(0, maglev_dp_if_l2_delete(self->dp, 999999));
+	ASSERT_EQ(0, if_l2_differs(self->dp));
+	check_macs(_metadata, self->prog, in, n, exp, elen, MAC_NEXTHOP, MAC_LB);
+	/* A new next hop in the config while lo's entry holds the old pair:
+	 * the entry differs now, and its pair goes out until it is rewritten.
+	 */
+	ASSERT_EQ(0, maglev_dp_get_config(self->dp, &cfg));
+	memcpy(cfg.nexthop_mac, nh_new, 6);
+	ASSERT_EQ(0, maglev_dp_set_config(self->dp, &cfg));
+	ASSERT_EQ(1, if_l2_differs(self->dp));
+	check_macs(_metadata, self->prog, in, n, exp, elen, MAC_NEXTHOP, MAC_LB);
+	ASSERT_EQ(0, maglev_dp_if_l2_delete(self->dp, 1));
+	ASSERT_EQ(0, if_l2_differs(self->dp));
+	check_macs(_metadata, self->prog, in, n, exp, elen, nh_new, MAC_LB);
+	/* No such entry: an error, nothing changed. */
+	ASSERT_EQ(-ENOENT, maglev_dp_if_l2_delete(self->dp, 1));
+	ASSERT_EQ(0, if_l2_differs(self->dp));
+}
+
 TEST_HARNESS_MAIN

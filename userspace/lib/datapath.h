@@ -55,6 +55,12 @@ int maglev_dp_detach(struct maglev_dp *dp, int ifindex);
 
 int maglev_dp_set_config(struct maglev_dp *dp, const struct maglev_config *cfg);
 int maglev_dp_get_config(struct maglev_dp *dp, struct maglev_config *cfg);
+/* The MACs of the frames leaving interface ifindex (maglev_ifl2), and
+ * dropping them (the config's pair again); both keep
+ * maglev_config.if_l2_differs true to the map.
+ */
+int maglev_dp_if_l2_set(struct maglev_dp *dp, uint32_t ifindex, const struct maglev_if_l2 *l2);
+int maglev_dp_if_l2_delete(struct maglev_dp *dp, uint32_t ifindex);
 /* How long a closing TCP entry holds its backend (maglev_dp_opts.tcp_closed_ns as loaded). */
 uint64_t maglev_dp_tcp_closed_ns(const struct maglev_dp *dp);
 

@@ -259,6 +259,7 @@ void maglev_dp_close(struct maglev_dp *dp)
 
 int maglev_dp_set_config(struct maglev_dp *dp, const struct maglev_config *cfg)
 {
+	struct maglev_config c = *cfg;
 	__u32 zero = 0;
 
 	if (cfg->src4_plen > 32 || cfg->src6_plen > 128)
@@ -266,7 +267,9 @@ int maglev_dp_set_config(struct maglev_dp *dp, const struct maglev_config *cfg)
 	/* The in-place ICMP replies need room; no real path is that small. */
 	if (cfg->mtu && (cfg->mtu < 576 || cfg->mtu > 65535))
 		return -EINVAL;
-	return ret_errno(bpf_map_update_elem(map_fd(dp->skel->maps.maglev_cfg), &zero, cfg, 0));
+	/* Against this config's pair, not the caller's word (dp_if_l2.c). */
+	c.if_l2_differs = dp_if_l2_differs(dp, &c);
+	return ret_errno(bpf_map_update_elem(map_fd(dp->skel->maps.maglev_cfg), &zero, &c, 0));
 }
 
 int maglev_dp_get_config(struct maglev_dp *dp, struct maglev_config *cfg)

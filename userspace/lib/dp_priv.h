@@ -3,7 +3,8 @@
  * Inside the XDP datapath library (datapath.h is its API): the handle, and
  * what its files share. dp_load.c opens, loads and closes; dp_attach.c
  * attaches; dp_vips.c writes VIPs and backends; dp_tables.c the tables;
- * dp_stats.c reads the counters; dp_conns.c the connection table.
+ * dp_stats.c reads the counters; dp_conns.c the connection table;
+ * dp_if_l2.c the per-interface MACs.
  */
 #ifndef MAGLEV_DP_PRIV_H
 #define MAGLEV_DP_PRIV_H
@@ -50,6 +51,9 @@ static inline int ret_errno(int r)
 /* Format err (if any) and return ret (dp_load.c). */
 int dp_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* Whether some maglev_ifl2 entry holds a pair other than cfg's (dp_if_l2.c). */
+bool dp_if_l2_differs(struct maglev_dp *dp, const struct maglev_config *cfg);
 
 /* Rebuild the VIP address index from the VIP map (dp_vips.c; open uses it). */
 int dp_vip_index_rebuild(struct maglev_dp *dp);

@@ -583,7 +583,7 @@ void netinfo_if_sync(struct daemon *d)
 	const struct maglevd_config *cfg = &d->cfg;
 	struct maglev_config mc;
 	uint32_t key, next, *prev = NULL;
-	int i;
+	int i, r;
 
 	if (fd < 0 || maglev_dp_get_config(d->dp, &mc))
 		return;
@@ -601,9 +601,9 @@ void netinfo_if_sync(struct daemon *d)
 			memcpy(want.nexthop_mac, mc.nexthop_mac, 6);
 		if (!bpf_map_lookup_elem(fd, &ifindex, &cur) && !memcmp(&cur, &want, sizeof(want)))
 			continue;
-		if (bpf_map_update_elem(fd, &ifindex, &want, 0)) {
-			log_err("interface %s: writing its MACs: %s", cfg->ifaces[i],
-				strerror(errno));
+		r = maglev_dp_if_l2_set(d->dp, ifindex, &want);
+		if (r) {
+			log_err("interface %s: writing its MACs: %s", cfg->ifaces[i], strerror(-r));
 			continue;
 		}
 		snprintf(ifn, sizeof(ifn), "%s", cfg->ifaces[i]);
@@ -620,7 +620,7 @@ void netinfo_if_sync(struct daemon *d)
 
 		for (i = 0; i < nkeep; i++)
 			kept |= keep[i] == (int)next;
-		if (!kept && !bpf_map_delete_elem(fd, &next))
+		if (!kept && !maglev_dp_if_l2_delete(d->dp, next))
 			continue; /* deleted: the walk goes on from prev */
 		key = next;
 		prev = &key;
