@@ -101,7 +101,7 @@ int ctl_commit(struct daemon *d, struct registry *next, char *err, size_t errlen
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	r = daemon_commit_then(d, next, answered, w, err, errlen);
+	r = daemon_commit_then(d, next, COMMIT_SRC_CTL, answered, w, err, errlen);
 	if (r) {
 		free(w);
 		return r;

@@ -97,7 +97,7 @@ int ctl_apply_desired(struct daemon *d, json_object *reqs, uint64_t rev, bool ke
 		goto out;
 	}
 	next->fleet_rev = rev;
-	r = daemon_commit(d, next, err, errlen);
+	r = daemon_commit(d, next, COMMIT_SRC_FLEET, err, errlen);
 out:
 	json_object_put(batch);
 	return r;
