@@ -7,6 +7,8 @@
 # and shown by `maglevctl status`, the registry and the datapath agree
 # afterwards (the backend still up in both, the live table's digest the
 # registry's), and the verdict is made again at the next check, not lost.
+# The audit log says what became of an accepted change: a "failed" line
+# follows its "accepted" one.
 . "$(dirname "$0")/lib.sh"
 
 setup_net || skip_all "cannot create namespaces/veth"
@@ -14,7 +16,8 @@ setup_net || skip_all "cannot create namespaces/veth"
 lbx ip route add local 198.51.100.0/24 dev lo
 write_conf "health_via_encap no"
 FAIL=$TDIR/swap-fail
-DAEMON_PREFIX="env MAGLEVD_TEST_SWAP_FAIL=$FAIL"
+HOLD=$TDIR/swap-hold
+DAEMON_PREFIX="env MAGLEVD_TEST_SWAP_FAIL=$FAIL MAGLEVD_TEST_SWAP_HOLD=$HOLD"
 start_daemon || { nok "maglevd starts"; t_done; }
 ok "maglevd starts"
 
@@ -48,6 +51,28 @@ check "... and nothing changed (registry, live table, backend map, state file)" 
 	[ "$(held $C)" = "$before" ]
 check "metrics: the failure counted under source ctl" [ "$(metric ctl)" = 1 ]
 check "the swap hook fired once (its file gone)" [ ! -e "$FAIL" ]
+n_acc=$(grep -c 'accepted backend.add from uid 0 pid [0-9]*: .*backend=198.51.100.62' "$DLOG")
+n_fail=$(grep -c 'failed backend.add from uid 0 pid [0-9]*: "datapath: table swap of VIP' "$DLOG")
+check "audit: as many failed lines as accepted ones for it ($n_acc, $n_fail)" [ "$n_acc" = "$n_fail" ]
+
+# Audit, deterministically deferred: the swap held (its outcome unknown) when
+# the change is accepted, then refused.
+touch "$HOLD" "$FAIL"
+ctl backend add $C 198.51.100.63 >"$TDIR/out63" 2>&1 &
+CPID=$!
+for i in $(seq 100); do grep -q 'accepted backend.add .*backend=198.51.100.63' "$DLOG" && break; sleep 0.05; done
+check "audit: the held change logged as accepted, no outcome yet" \
+	bash -c "grep -q 'accepted backend.add .*backend=198.51.100.63' $DLOG && ! grep -q 'failed backend.add' <(sed -n '/backend=198.51.100.63/,\$p' $DLOG)"
+rm -f "$HOLD"
+wait $CPID
+rc=$?
+check "the held change fails once released: exit 1 ($(cat "$TDIR/out63"))" [ $rc -eq 1 ]
+acc=$(grep -n 'accepted backend.add .*backend=198.51.100.63' "$DLOG" | cut -d: -f1)
+pid=$(grep 'accepted backend.add .*backend=198.51.100.63' "$DLOG" | sed -n 's/.* pid \([0-9]*\):.*/\1/p')
+fl=$(grep -n "failed backend.add from uid 0 pid $pid: \"datapath: table swap of VIP" "$DLOG" | cut -d: -f1)
+check "audit: then a failed line for it, same client, the error named (lines $acc, $fl)" \
+	bash -c "[ -n '$acc' ] && [ -n '$fl' ] && [ '$fl' -gt '$acc' ]"
+check "the held change is not there: one backend" [ "$(ctl -j backend list $C | jq '.backends | length')" = 1 ]
 
 # --- a health verdict --------------------------------------------------------------------
 V=192.0.2.61:8080/tcp
@@ -75,13 +100,13 @@ check "metrics: the down verdict's failed commit counted under source health" \
 jq_of() { echo "$2" | jqt "$1" >/dev/null; } # jq_of EXPR JSON: EXPR holds for JSON
 st=$(ctl -j status)
 diag "status commits: $(echo "$st" | jq -c .commits)"
-check "status: 2 commits failed, ctl 1 and health 1, the last one health's, its error named" \
-	jq_of '.commits.failed == 2 and .commits.failed_by_source.health == 1 and
-	     .commits.failed_by_source.ctl == 1 and .commits.last_failure.source == "health" and
+check "status: 3 commits failed, ctl 2 and health 1, the last one health's, its error named" \
+	jq_of '.commits.failed == 3 and .commits.failed_by_source.health == 1 and
+	     .commits.failed_by_source.ctl == 2 and .commits.last_failure.source == "health" and
 	     (.commits.last_failure.error | test("table swap of VIP"))' "$st"
 out=$(ctl status)
 check "maglevctl status prints the failures by source and the last one" \
-	bash -c "echo '$out' | grep -q '2 failed (ctl 1, health 1)' &&
+	bash -c "echo '$out' | grep -q '3 failed (ctl 2, health 1)' &&
 		 echo '$out' | grep -q 'last commit failure: .*, health: datapath: table swap of VIP'"
 check "rolled back: the backend is up, in the live table, UP in the backend map" \
 	bash -c "[ '$(field $V 198.51.100.72 .state)' = up ] && [ $(slots $V 198.51.100.72) -gt 0 ] &&

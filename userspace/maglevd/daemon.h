@@ -130,9 +130,11 @@ json_object *ctl_handle_peer(struct daemon *d, const struct ctl_peer *peer, cons
 /*
  * Commit a control client's change (ctl_commit.c): 0 done, answer now; 1
  * the answer is deferred until the datapath holds it (other clients are
- * served meanwhile); -errno refused, err says why, nothing changed.
+ * served meanwhile); -errno refused, err says why, nothing changed. A
+ * deferred change that fails is audit-logged as failed (peer, cmd: audit.h).
  */
-int ctl_commit(struct daemon *d, struct registry *next, char *err, size_t errlen);
+int ctl_commit(struct daemon *d, struct registry *next, const struct ctl_peer *peer,
+	       const char *cmd, char *err, size_t errlen);
 /*
  * The same for an answer that must wait for the commits already made (a
  * reload's table rebuild): 0 the caller answers ok now; 1 deferred, ok

@@ -183,7 +183,7 @@ static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_o
 		return req_ok_reply();
 	}
 	/* Answered when the datapath holds the change (ctl_commit.c). */
-	r = ctl_commit(d, next, e->msg, sizeof(e->msg));
+	r = ctl_commit(d, next, peer, cmd, e->msg, sizeof(e->msg));
 	if (r < 0)
 		return NULL;
 	audit_accepted(peer, cmd, req);
