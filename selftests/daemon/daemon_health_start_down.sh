@@ -22,7 +22,7 @@ flows_to() {
 
 V=192.0.2.50:5000/udp
 listen_tcp "$NS_LB" 198.51.100.51 5000 || nok "listener on 198.51.100.51:5000"
-ctl vip add $V --check tcp --check-port 5000 --check-interval 300 --check-timeout 200 --rise 10 --fall 2
+ctl vip add $V --check tcp --check-port 5000 --check-interval 300 --check-timeout 200 --rise 10 --fall 10
 ctl backend add $V 198.51.100.51
 check "backend add --start-down is accepted" ctl backend add $V 198.51.100.52 --start-down
 check "it is down from the start, marked start_down" \
@@ -57,6 +57,7 @@ check "up: in the live table with UP flags, start_down gone" \
 SP2=$(seq -s, 42000 42039)
 check "40 new flows: now some go to it" [ "$(flows_to "$SP2" 198.51.100.52)" -gt 0 ]
 
+# fall 10 (3 s of failures): still up when looked at, however slow the look.
 ctl backend add $V 198.51.100.53
 check "without --start-down a backend (no listener) is up at once, in the table" \
 	bash -c "[ $(field $V 198.51.100.53 .state) = up ] && [ $(slots $V 198.51.100.53) -gt 0 ]"
