@@ -17,7 +17,9 @@ TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
 	selftests/daemon/daemon_metrics_loop.sh selftests/daemon/daemon_upgrade.sh \
 	selftests/daemon/daemon_fleet.sh selftests/daemon/daemon_fleet_tls.sh \
 	selftests/daemon/daemon_fleet_health.sh selftests/daemon/decap_strict.sh \
-	selftests/daemon/daemon_bounded.sh selftests/daemon/daemon_bounded_traffic.sh
+	selftests/daemon/daemon_bounded.sh selftests/daemon/daemon_bounded_traffic.sh \
+	selftests/daemon/daemon_commit_fail.sh \
+	selftests/daemon/daemon_fleet_rollback.sh
 # The mirror into the slow-path module: needs the module, so the 6.1 VM only.
 VM_TESTS += selftests/daemon/daemon_slowpath.sh
 

@@ -66,7 +66,14 @@ kill $SVC
 settle "service killed, checks refused" 0 "$g0"
 check "the VIP's table is empty: every slot says none" \
 	[ "$(ctl -j table $V | jq .other_slots)" = 65537 ]
-check "every backend is reported down, refused" [ "$(down_with "connect: Connection refused")" -eq $N ]
+# Refused, each of them; on a loaded machine a few refusals may not be seen
+# within the 150 ms timeout (1 run in 5 at load 10-20 had some "timeout"):
+# all down, each refused or timed out, most of them (over half) refused.
+ref=$(down_with "connect: Connection refused")
+tmo=$(down_with timeout)
+diag "down after the service died: $ref refused, $tmo timed out"
+check "every backend is reported down, refused (a few timed out on a loaded machine)" \
+	bash -c "[ $((ref + tmo)) -eq $N ] && [ $ref -gt $((N / 2)) ]"
 
 g0=$(gen)
 start_service || nok "service listening again"

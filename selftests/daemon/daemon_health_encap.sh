@@ -102,7 +102,8 @@ check "the service is back: the backend rises again" wait_state $V 198.51.100.31
 clx ip link set dev c0 xdpdrv off
 clx ip link set dev c0 xdpdrv obj "$XDP_PASS" sec xdp
 check "backend without decapsulation: down" wait_state $V 198.51.100.31 down 3
-check "its last error is the timeout" [ "$(field $V 198.51.100.31 .last_error)" = timeout ]
+e=$(field $V 198.51.100.31 .last_error)
+check "its last error is the timeout ($e)" [ "$e" = timeout ]
 clx ip link set dev c0 xdpdrv off
 clx ip link set dev c0 xdpdrv obj "$DECAP" sec xdp
 check "decapsulation back: up again" wait_state $V 198.51.100.31 up 3

@@ -46,13 +46,14 @@ static void check_config(const struct maglevd_config *c)
 }
 
 /* Linked with the rest of the daemon's code; never reached from here. */
-int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t errlen)
+int daemon_commit(struct daemon *d, struct registry *next, enum commit_source src, char *err,
+		  size_t errlen)
 {
 	ctl_fuzz_die("daemon_commit called by the config parser");
 }
 
-int daemon_commit_then(struct daemon *d, struct registry *next, commit_done_fn done, void *arg,
-		       char *err, size_t errlen)
+int daemon_commit_then(struct daemon *d, struct registry *next, enum commit_source src,
+		       commit_done_fn done, void *arg, char *err, size_t errlen)
 {
 	ctl_fuzz_die("daemon_commit_then called by the config parser");
 }

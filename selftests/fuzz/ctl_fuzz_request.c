@@ -46,8 +46,8 @@ static unsigned long commits;
  * makes it live. Here: check what would be written, and drop it, so every
  * input runs against the same live registry.
  */
-int daemon_commit_then(struct daemon *dd, struct registry *next, commit_done_fn done, void *arg,
-		       char *err, size_t errlen)
+int daemon_commit_then(struct daemon *dd, struct registry *next, enum commit_source src,
+		       commit_done_fn done, void *arg, char *err, size_t errlen)
 {
 	ctl_fuzz_roundtrip(next, &dd->cfg);
 	registry_free(next);
@@ -57,9 +57,10 @@ int daemon_commit_then(struct daemon *dd, struct registry *next, commit_done_fn 
 	return 0;
 }
 
-int daemon_commit(struct daemon *dd, struct registry *next, char *err, size_t errlen)
+int daemon_commit(struct daemon *dd, struct registry *next, enum commit_source src, char *err,
+		  size_t errlen)
 {
-	return daemon_commit_then(dd, next, NULL, NULL, err, errlen);
+	return daemon_commit_then(dd, next, src, NULL, NULL, err, errlen);
 }
 
 bool daemon_commit_busy(void)

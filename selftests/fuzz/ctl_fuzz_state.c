@@ -15,13 +15,14 @@
 static struct maglevd_config cfg;
 
 /* The daemon's commit is never reached from the state parser. */
-int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t errlen)
+int daemon_commit(struct daemon *d, struct registry *next, enum commit_source src, char *err,
+		  size_t errlen)
 {
 	ctl_fuzz_die("daemon_commit called by the state parser");
 }
 
-int daemon_commit_then(struct daemon *d, struct registry *next, commit_done_fn done, void *arg,
-		       char *err, size_t errlen)
+int daemon_commit_then(struct daemon *d, struct registry *next, enum commit_source src,
+		       commit_done_fn done, void *arg, char *err, size_t errlen)
 {
 	ctl_fuzz_die("daemon_commit_then called by the state parser");
 }

@@ -312,7 +312,35 @@ void print_lookup(const struct ctl_opts *o, json_object *resp)
 	       s_or(resp, "table_backend", "(empty)"));
 }
 
-/* Per interface XDP and next hop, seed, slow path, last reload. */
+/* Commits applied and failed; the failures by source and the last one. */
+static void print_commits(json_object *resp)
+{
+	json_object *c = NULL, *by = NULL, *lf = NULL;
+
+	json_object_object_get_ex(resp, "commits", &c);
+	if (!c)
+		return;
+	printf("commits %" PRId64 " applied, %" PRId64 " failed", jint(c, "applied"),
+	       jint(c, "failed"));
+	if (jint(c, "failed") && json_object_object_get_ex(c, "failed_by_source", &by)) {
+		const char *sep = " (";
+
+		json_object_object_foreach(by, src, n)
+		{
+			if (!json_object_get_int64(n))
+				continue;
+			printf("%s%s %" PRId64, sep, src, json_object_get_int64(n));
+			sep = ", ";
+		}
+		printf(")");
+	}
+	printf("\n");
+	if (json_object_object_get_ex(c, "last_failure", &lf))
+		printf("last commit failure: %s, %s: %s\n", s_or(lf, "time", "?"),
+		       s_or(lf, "source", "?"), s_or(lf, "error", "?"));
+}
+
+/* Per interface XDP and next hop, seed, slow path, commits, last reload. */
 static void print_status_detail(json_object *resp)
 {
 	json_object *ifs, *rl = NULL;
@@ -331,6 +359,7 @@ static void print_status_detail(json_object *resp)
 		printf("WARNING: the public default seed is in use: anyone can predict the "
 		       "backend of a flow; set a secret seed in maglevd.conf\n");
 	printf("slow-path module: %s\n", s_or(resp, "slowpath", "?"));
+	print_commits(resp);
 	printf("reloads %" PRId64 " ok, %" PRId64 " failed\n", jint(resp, "reloads"),
 	       jint(resp, "reload_failures"));
 	json_object_object_get_ex(resp, "last_reload", &rl);

@@ -3,6 +3,8 @@
  * One log line per accepted change:
  *   accepted backend.set from uid 0 pid 4242: vip=192.0.2.10:80/tcp
  *   backend=198.51.100.5 drain=true
+ * and a second one if it fails once accepted (its tables refused):
+ *   failed backend.set from uid 0 pid 4242: "datapath: table swap of ..."
  * Values are printed bare when they are plain words and as JSON strings
  * otherwise, so a value cannot forge a second line or field.
  */
@@ -96,15 +98,37 @@ static void batch_text(json_object *req, char *buf, size_t len)
 		args_text(json_object_array_get_idx(list, 0), buf, len);
 }
 
+/* "WHAT CMD from uid U pid P:" or "WHAT CMD from an unknown peer:". */
+static void line_head(char *line, size_t len, const char *what, const struct ctl_peer *peer,
+		      const char *cmd)
+{
+	if (peer && peer->uid != (uid_t)-1)
+		snprintf(line, len, "%s %s from uid %u pid %d:", what, cmd, (unsigned int)peer->uid,
+			 (int)peer->pid);
+	else
+		snprintf(line, len, "%s %s from an unknown peer:", what, cmd);
+}
+
+void audit_failed(const struct ctl_peer *peer, const char *cmd, const char *err)
+{
+	char line[AUDIT_LINE];
+	json_object *e = json_object_new_string(err);
+
+	line_head(line, sizeof(line), "failed", peer, cmd);
+	/* The error JSON-quoted unless plain: it cannot forge a line either. */
+	log_info("%s %s", line,
+		 plain_word(err)
+			 ? err
+			 : json_object_to_json_string_ext(
+				   e, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(e);
+}
+
 void audit_accepted(const struct ctl_peer *peer, const char *cmd, json_object *req)
 {
 	char line[AUDIT_LINE];
 
-	if (peer && peer->uid != (uid_t)-1)
-		snprintf(line, sizeof(line), "accepted %s from uid %u pid %d:", cmd,
-			 (unsigned int)peer->uid, (int)peer->pid);
-	else
-		snprintf(line, sizeof(line), "accepted %s from an unknown peer:", cmd);
+	line_head(line, sizeof(line), "accepted", peer, cmd);
 	if (!strcmp(cmd, "batch"))
 		batch_text(req, line, sizeof(line));
 	else

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "daemon.h"
 #include "log.h"
@@ -21,10 +22,20 @@
 struct commit {
 	struct commit *next;
 	struct registry *reg; /* owned; NULL: a barrier (daemon_commit_barrier) */
+	enum commit_source src;
 	commit_done_fn done;
 	void *arg;
 	uint64_t t0_us;
 };
+
+/* A commit not applied: counted by source, the last one kept for status. */
+static void count_failure(struct daemon *d, enum commit_source src, const char *err)
+{
+	d->commit_failures[src]++;
+	d->last_commit_failure_source = (int)src;
+	d->last_commit_failure_time = time(NULL);
+	snprintf(d->last_commit_error, sizeof(d->last_commit_error), "%s", err);
+}
 
 static struct commit *head, **tail = &head;
 /* While commits are queued: the registry the datapath holds (owned). */
@@ -45,16 +56,18 @@ static void fail_all(struct daemon *d, int r, const char *err, bool call_head)
 	char e2[300];
 	struct commit *c, *next;
 
-	log_err("datapath: %s", err);
+	log_err("datapath: %s commit: %s", commit_source_name(head->src), err);
 	/* A change that could not be applied whole is not applied at all. */
 	registry_mark_all(applied);
 	if (registry_commit(head->reg, applied, &d->ctx, e2, sizeof(e2)))
 		log_err("datapath: rolling back: %s", e2);
-	d->commit_failures++;
 	d->reg = applied;
 	applied = NULL;
 	for (c = head; c; c = next) {
 		next = c->next;
+		/* Every commit dropped counts, each under its own source. */
+		if (c->reg)
+			count_failure(d, c->src, c == head ? err : "an earlier change failed");
 		if (c->done && (c != head || call_head))
 			c->done(d, c->arg, r,
 				c == head || !c->reg ? err : "an earlier change failed");
@@ -126,8 +139,8 @@ static void advance(struct daemon *d)
 	}
 }
 
-int daemon_commit_then(struct daemon *d, struct registry *next, commit_done_fn done, void *arg,
-		       char *err, size_t errlen)
+int daemon_commit_then(struct daemon *d, struct registry *next, enum commit_source src,
+		       commit_done_fn done, void *arg, char *err, size_t errlen)
 {
 	struct commit *c = calloc(1, sizeof(*c));
 	int r;
@@ -138,6 +151,7 @@ int daemon_commit_then(struct daemon *d, struct registry *next, commit_done_fn d
 		return -ENOMEM;
 	}
 	c->reg = next;
+	c->src = src;
 	c->done = done;
 	c->arg = arg;
 	c->t0_us = mono_us();
@@ -173,9 +187,10 @@ void daemon_commit_barrier(struct daemon *d, commit_done_fn done, void *arg)
 	tail = &c->next;
 }
 
-int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t errlen)
+int daemon_commit(struct daemon *d, struct registry *next, enum commit_source src, char *err,
+		  size_t errlen)
 {
-	return daemon_commit_then(d, next, NULL, NULL, err, errlen);
+	return daemon_commit_then(d, next, src, NULL, NULL, err, errlen);
 }
 
 int commit_queue_start(struct daemon *d)

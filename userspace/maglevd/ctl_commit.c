@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "daemon.h"
 #include "registry.h"
 #include "stream.h"
@@ -22,6 +23,12 @@ struct commit_wait {
 	int r;
 	char err[300];
 	char *ok_text; /* the answer on success; NULL: {"ok":true} */
+	/* Who asked and what, for the audit line of a change that fails once
+	 * accepted; cmd[0] '\0': no change (ctl_answer_after_commits()).
+	 */
+	struct ctl_peer peer;
+	bool have_peer;
+	char cmd[48];
 };
 
 static char *json_line(json_object *o, size_t *len)
@@ -74,6 +81,9 @@ static void answered(struct daemon *d, void *arg, int r, const char *err)
 		snprintf(w->err, sizeof(w->err), "%s", r ? err : "");
 		return;
 	}
+	/* Accepted and audit-logged when deferred: say it did not happen. */
+	if (r && w->cmd[0])
+		audit_failed(w->have_peer ? &w->peer : NULL, w->cmd, err);
 	if (!w->orphan) {
 		if (r)
 			d->ctl_rejected++;
@@ -91,7 +101,8 @@ static void answered(struct daemon *d, void *arg, int r, const char *err)
 	free(w);
 }
 
-int ctl_commit(struct daemon *d, struct registry *next, char *err, size_t errlen)
+int ctl_commit(struct daemon *d, struct registry *next, const struct ctl_peer *peer,
+	       const char *cmd, char *err, size_t errlen)
 {
 	struct commit_wait *w = calloc(1, sizeof(*w));
 	int r;
@@ -101,7 +112,12 @@ int ctl_commit(struct daemon *d, struct registry *next, char *err, size_t errlen
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	r = daemon_commit_then(d, next, answered, w, err, errlen);
+	if (peer) {
+		w->peer = *peer;
+		w->have_peer = true;
+	}
+	snprintf(w->cmd, sizeof(w->cmd), "%s", cmd);
+	r = daemon_commit_then(d, next, COMMIT_SRC_CTL, answered, w, err, errlen);
 	if (r) {
 		free(w);
 		return r;

@@ -20,6 +20,26 @@
 
 struct daemon;
 
+/* Who made a commit: its failures are counted by this (commit_queue.c). */
+enum commit_source {
+	COMMIT_SRC_CTL,		 /* a control client's change; the client hears the error */
+	COMMIT_SRC_HEALTH,	 /* this balancer's health verdicts */
+	COMMIT_SRC_FLEET,	 /* a desired state from etcd */
+	COMMIT_SRC_FLEET_HEALTH, /* the fleet's health verdicts (health_scope fleet) */
+	COMMIT_SRC_RELOAD,	 /* every table rebuilt by a reload (a new seed) */
+	COMMIT_SOURCES
+};
+
+/* The source's name in metrics, status and the log. */
+static inline const char *commit_source_name(enum commit_source src)
+{
+	/* In the order of enum commit_source. */
+	static const char *const names[COMMIT_SOURCES] = {"ctl", "health", "fleet", "fleet_health",
+							  "reload"};
+
+	return src < COMMIT_SOURCES ? names[src] : "?";
+}
+
 struct ev_source {
 	int fd;
 	void (*cb)(struct daemon *d, struct ev_source *src, uint32_t events);
@@ -34,7 +54,16 @@ struct daemon {
 	int epfd;
 	bool stop;
 	uint64_t start_ms;
-	uint64_t commits, commit_failures, reloads, reload_failures, ctl_requests, ctl_rejected;
+	uint64_t commits, reloads, reload_failures, ctl_requests, ctl_rejected;
+	/* Commits not applied, by who made them (enum commit_source), and the
+	 * last one's source, time (0: none yet) and error: a commit no client
+	 * waits for (a health verdict, an etcd revision) has no one else to
+	 * tell.
+	 */
+	uint64_t commit_failures[COMMIT_SOURCES];
+	int last_commit_failure_source;
+	time_t last_commit_failure_time;
+	char last_commit_error[300];
 	/* The last reload (SIGHUP or "maglevctl reload"), recorded by
 	 * status_reload_done(): wall-clock time (0: none yet) and why it
 	 * failed ("" if it did not).
@@ -61,9 +90,11 @@ uint64_t mono_us(void);
  * at once, nothing changed, done not called.
  */
 typedef void (*commit_done_fn)(struct daemon *d, void *arg, int r, const char *err);
-int daemon_commit_then(struct daemon *d, struct registry *next, commit_done_fn done, void *arg,
-		       char *err, size_t errlen);
-int daemon_commit(struct daemon *d, struct registry *next, char *err, size_t errlen);
+int daemon_commit_then(struct daemon *d, struct registry *next, enum commit_source src,
+		       commit_done_fn done, void *arg, char *err, size_t errlen);
+int daemon_commit(struct daemon *d, struct registry *next, enum commit_source src, char *err,
+		  size_t errlen);
+
 /* done(d, arg, r, err) once every commit made so far is written (or failed). */
 void daemon_commit_barrier(struct daemon *d, commit_done_fn done, void *arg);
 /* Whether a commit is still being written. */
@@ -99,9 +130,11 @@ json_object *ctl_handle_peer(struct daemon *d, const struct ctl_peer *peer, cons
 /*
  * Commit a control client's change (ctl_commit.c): 0 done, answer now; 1
  * the answer is deferred until the datapath holds it (other clients are
- * served meanwhile); -errno refused, err says why, nothing changed.
+ * served meanwhile); -errno refused, err says why, nothing changed. A
+ * deferred change that fails is audit-logged as failed (peer, cmd: audit.h).
  */
-int ctl_commit(struct daemon *d, struct registry *next, char *err, size_t errlen);
+int ctl_commit(struct daemon *d, struct registry *next, const struct ctl_peer *peer,
+	       const char *cmd, char *err, size_t errlen);
 /*
  * The same for an answer that must wait for the commits already made (a
  * reload's table rebuild): 0 the caller answers ok now; 1 deferred, ok

@@ -656,6 +656,39 @@ static void health_from_fleet(struct daemon *d)
 }
 
 /* This balancer's status as its key holds it; set on the loop, published by the thread. */
+static void apply(struct daemon *d, struct snapshot *s);
+/* On the loop: the last desired state accepted for a commit (a copy), and
+ * when it was last applied again.
+ */
+static struct snapshot *accepted;
+static uint64_t reapplied_ms;
+
+/*
+ * A desired state whose commit the datapath refused was rolled back (the
+ * registry holds the revision before it again) and etcd sends it no second
+ * time: apply it again, once a second while it keeps failing, until it
+ * holds or a newer revision replaces it.
+ */
+static void reapply_rolled_back(struct daemon *d)
+{
+	struct snapshot *c;
+	uint64_t now = mono_ms();
+
+	if (!accepted || d->reg->fleet_rev >= (uint64_t)accepted->rev || daemon_commit_busy() ||
+	    now - reapplied_ms < 1000)
+		return;
+	reapplied_ms = now;
+	log_warn("fleet: revision %" PRId64 " was rolled back (its commit failed): applying it "
+		 "again",
+		 accepted->rev);
+	c = snap_copy(accepted);
+	if (!c)
+		return;
+	c->reread = false;
+	apply(d, c);
+	snap_free(c);
+}
+
 void fleet_tick(struct daemon *d)
 {
 	json_object *o, *dg;
@@ -670,6 +703,7 @@ void fleet_tick(struct daemon *d)
 	if (!fleet_enabled(d))
 		return;
 	health_from_fleet(d);
+	reapply_rolled_back(d);
 	/* Twice a second is soon enough for a status that lives 5 s; a new
 	 * verdict of this balancer's goes at once (the fleet waits for it).
 	 */
@@ -1023,6 +1057,10 @@ static void apply(struct daemon *d, struct snapshot *s)
 	}
 	F.applied_total++;
 	F.refused_error[0] = '\0';
+	if (s != accepted) {
+		snap_free(accepted);
+		accepted = snap_copy(s); /* NULL without memory: no second try */
+	}
 	{
 		struct timespec ts;
 
@@ -1133,6 +1171,8 @@ void fleet_stop(struct daemon *d)
 	close(F.src.fd);
 	snap_free(F.pending);
 	F.pending = NULL;
+	snap_free(accepted);
+	accepted = NULL;
 	/* Changes still on their way: their clients are gone with the sockets. */
 	{
 		struct wjob *lists[] = {F.todo, F.done, F.waiting}, *j;

@@ -158,7 +158,7 @@ void fleet_health_apply(struct daemon *d, json_object *nodes)
 				 bname, vname, up ? "up" : "down", down, voters);
 		}
 	}
-	if (next && daemon_commit(d, next, err, sizeof(err)))
+	if (next && daemon_commit(d, next, COMMIT_SRC_FLEET_HEALTH, err, sizeof(err)))
 		log_err("health: applying the fleet's %u verdicts: %s", n, err);
 }
 

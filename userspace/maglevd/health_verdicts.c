@@ -135,7 +135,7 @@ void health_verdicts_apply(struct daemon *d)
 		registry_free(next);
 		goto out;
 	}
-	if (daemon_commit(d, next, err, sizeof(err)))
+	if (daemon_commit(d, next, COMMIT_SRC_HEALTH, err, sizeof(err)))
 		log_err("health: applying %u state changes: %s", n, err);
 	else if (n > 1)
 		log_info("health: %u state changes in one commit (%u VIP table%s rebuilt)", n,

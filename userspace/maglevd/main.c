@@ -211,7 +211,7 @@ static int rebuild_all_tables(struct daemon *d, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	registry_mark_all(next);
-	return daemon_commit(d, next, err, errlen);
+	return daemon_commit(d, next, COMMIT_SRC_RELOAD, err, errlen);
 }
 
 /* The fleet_* keys, bound at start (the etcd thread holds them). */

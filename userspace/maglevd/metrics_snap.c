@@ -71,8 +71,11 @@ static void render_tail(struct daemon *d, FILE *f)
 	head(f, "maglevd_commits_total", "counter", "Changes written to the datapath.");
 	fprintf(f, "maglevd_commits_total %llu\n", (unsigned long long)d->commits);
 	head(f, "maglevd_commit_failures_total", "counter",
-	     "Changes the datapath or the state file refused.");
-	fprintf(f, "maglevd_commit_failures_total %llu\n", (unsigned long long)d->commit_failures);
+	     "Changes the datapath refused (rolled back), by who made them.");
+	for (i = 0; i < COMMIT_SOURCES; i++)
+		fprintf(f, "maglevd_commit_failures_total{source=\"%s\"} %llu\n",
+			commit_source_name((enum commit_source)i),
+			(unsigned long long)d->commit_failures[i]);
 	head(f, "maglevd_state_write_failures_total", "counter",
 	     "State file writes that failed (the running state is newer than the file).");
 	fprintf(f, "maglevd_state_write_failures_total %llu\n",

@@ -97,7 +97,7 @@ int ctl_apply_desired(struct daemon *d, json_object *reqs, uint64_t rev, bool ke
 		goto out;
 	}
 	next->fleet_rev = rev;
-	r = daemon_commit(d, next, err, errlen);
+	r = daemon_commit(d, next, COMMIT_SRC_FLEET, err, errlen);
 out:
 	json_object_put(batch);
 	return r;
@@ -183,7 +183,7 @@ static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_o
 		return req_ok_reply();
 	}
 	/* Answered when the datapath holds the change (ctl_commit.c). */
-	r = ctl_commit(d, next, e->msg, sizeof(e->msg));
+	r = ctl_commit(d, next, peer, cmd, e->msg, sizeof(e->msg));
 	if (r < 0)
 		return NULL;
 	audit_accepted(peer, cmd, req);

@@ -68,6 +68,37 @@ static json_object *mac_json(const uint8_t *m)
 	return json_object_new_string(buf);
 }
 
+/* Commits applied and failed (by source), the last failure with its time. */
+static void status_commits_json(struct daemon *d, json_object *o)
+{
+	json_object *c = json_object_new_object(), *by = json_object_new_object(), *lf;
+	uint64_t all = 0;
+	int i;
+
+	for (i = 0; i < COMMIT_SOURCES; i++) {
+		json_object_object_add(by, commit_source_name((enum commit_source)i),
+				       json_object_new_uint64(d->commit_failures[i]));
+		all += d->commit_failures[i];
+	}
+	json_object_object_add(c, "applied", json_object_new_uint64(d->commits));
+	json_object_object_add(c, "failed", json_object_new_uint64(all));
+	json_object_object_add(c, "failed_by_source", by);
+	if (d->last_commit_failure_time) {
+		char when[32];
+
+		lf = json_object_new_object();
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ",
+			 gmtime(&d->last_commit_failure_time));
+		json_object_object_add(lf, "time", json_object_new_string(when));
+		json_object_object_add(lf, "source",
+				       json_object_new_string(commit_source_name(
+					       (enum commit_source)d->last_commit_failure_source)));
+		json_object_object_add(lf, "error", json_object_new_string(d->last_commit_error));
+		json_object_object_add(c, "last_failure", lf);
+	}
+	json_object_object_add(o, "commits", c);
+}
+
 void status_json(struct daemon *d, json_object *o)
 {
 	json_object *arr = json_object_new_array(), *rl;
@@ -102,6 +133,7 @@ void status_json(struct daemon *d, json_object *o)
 	if (d->reload_error[0])
 		json_object_object_add(o, "last_reload_error",
 				       json_object_new_string(d->reload_error));
+	status_commits_json(d, o);
 	rl = json_object_new_object();
 	json_object_object_add(rl, "count", json_object_new_uint64(d->reloads));
 	json_object_object_add(rl, "failures", json_object_new_uint64(d->reload_failures));

@@ -58,6 +58,10 @@ static struct ev_source src = {.fd = -1}, poll_src = {.fd = -1};
 static bool poll_armed;
 /* Tests only: while this file exists, workers hold each swap (daemon_loop_latency.sh). */
 static const char *hold_path;
+/* Tests only: a swap that finds this file removes it and fails, as a refused
+ * map update would (daemon_commit_fail.sh): one failure per file made.
+ */
+static const char *fail_path;
 
 static void poll_arm(bool on)
 {
@@ -97,6 +101,8 @@ static int run(struct swap_job *j)
 
 	while (hold_path && !stat(hold_path, &st))
 		nanosleep(&ms10, NULL);
+	if (fail_path && !unlink(fail_path))
+		return -EIO;
 	if (j->clear) {
 		r = maglev_dp_table_clear(j->dp, j->vip_id);
 		return r == -ENOENT ? 0 : r;
@@ -357,6 +363,7 @@ static void on_poll(struct daemon *d, struct ev_source *s, uint32_t events)
 int table_swap_init(struct daemon *d, void (*idle)(struct daemon *d))
 {
 	hold_path = getenv("MAGLEVD_TEST_SWAP_HOLD");
+	fail_path = getenv("MAGLEVD_TEST_SWAP_FAIL");
 	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (efd < 0)
 		return -errno;

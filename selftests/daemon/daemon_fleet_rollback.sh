@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Fleet mode: a desired state from etcd whose table swap the datapath refuses
+# (injected: MAGLEVD_TEST_SWAP_FAIL fails the next swap once) is rolled back,
+# counted under source fleet, and applied again: etcd sends a revision once,
+# so without a second try the balancer kept the revision before it until the
+# next change. Afterwards the revision, the VIP's backends and the live
+# table (its digest the registry's) are the new revision's.
+#
+#   etcd ns: lo 192.0.2.254 (client URL) <- veth 192.0.2.242/30 -> lb ns 192.0.2.241
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/etcd_lib.sh"
+
+command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
+	skip_all "etcd/etcdctl missing (scripts/install-deps installs etcd-server, etcd-client)"
+setup_net || skip_all "cannot create namespaces/veth"
+
+NS_ET="mget-$ID"
+EP=http://192.0.2.254:2379
+PFX=/maglev-test/
+V=192.0.2.10:5000/udp
+ETCD_PID=
+fleet_cleanup() {
+	[ -n "$ETCD_PID" ] && kill -9 "$ETCD_PID" 2>/dev/null
+	ip netns del "$NS_ET" 2>/dev/null
+	cleanup
+}
+trap fleet_cleanup EXIT
+
+ip netns add "$NS_ET" || skip_all "cannot create namespaces"
+etx ip link set lo up && etx ip addr add 192.0.2.254/32 dev lo
+ip link add et1 netns "$NS_ET" type veth peer name fl1 netns "$NS_LB" || skip_all "cannot link the etcd namespace"
+etx ip addr add 192.0.2.242/30 dev et1 && etx ip link set et1 up
+lbx ip addr add 192.0.2.241/30 dev fl1 && lbx ip link set fl1 up && lbx ip route add 192.0.2.254/32 via 192.0.2.242
+start_etcd fleet-rollback || { nok "etcd starts"; t_done; }
+ok "etcd starts in its namespace ($EP)"
+
+# vipval VIP BACKEND...: a VIP's key value, its control requests.
+vipval() {
+	local v=$1 b out
+	shift
+	out="[{\"cmd\":\"vip.add\",\"vip\":\"$v\"}"
+	for b in "$@"; do out="$out,{\"cmd\":\"backend.add\",\"vip\":\"$v\",\"backend\":\"$b\"}"; done
+	echo "$out]"
+}
+put() { ectl put -w json "${PFX}vips/$1" "$2" | jq -r .header.revision; }
+rev() { ctl -j status | jq '.fleet.revision'; }
+nbe() { ctl -j vip show $V | jq '.vip.backends'; }
+agree() { [ "$(ctl -j table $V | jq -r .digest)" = "$(ctl -j vip show $V | jq -r .vip.digest)" ]; }
+fleet_failures() {
+	lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" |
+		sed -n 's/^maglevd_commit_failures_total{source="fleet"} //p'
+}
+
+REV0=$(put $V "$(vipval $V 198.51.100.1 198.51.100.2)")
+FAIL=$TDIR/swap-fail
+write_conf "fleet_etcd $EP" "fleet_prefix $PFX" "fleet_node b1"
+DAEMON_PREFIX="env MAGLEVD_TEST_SWAP_FAIL=$FAIL"
+start_daemon || { nok "maglevd starts"; t_done; }
+for i in $(seq 100); do [ "$(rev)" = "$REV0" ] && break; sleep 0.05; done
+check "revision $REV0 applied: 2 backends" bash -c "[ '$(rev)' = $REV0 ] && [ '$(nbe)' = 2 ]"
+
+touch "$FAIL"
+REV1=$(put $V "$(vipval $V 198.51.100.1 198.51.100.2 198.51.100.3)")
+for i in $(seq 100); do [ ! -e "$FAIL" ] && break; sleep 0.05; done
+check "revision $REV1's table swap refused (the hook fired)" [ ! -e "$FAIL" ]
+for i in $(seq 100); do [ "$(rev)" = "$REV1" ] && [ "$(nbe)" = 3 ] && break; sleep 0.05; done
+check "applied again: revision $REV1, 3 backends" bash -c "[ '$(rev)' = $REV1 ] && [ '$(nbe)' = 3 ]"
+check "the live table is the registry's (digests agree)" agree
+check "the new backend holds slots in the live table" [ "$(slots $V 198.51.100.3)" -gt 0 ]
+check "metrics: 1 refused commit under source fleet" [ "$(fleet_failures)" = 1 ]
+check "the log says it was rolled back and applied again" \
+	grep -q "fleet: revision $REV1 was rolled back (its commit failed): applying it again" "$DLOG"
+stop_daemon
+t_done
