@@ -47,3 +47,12 @@ $(DAEMON_TEST_DIR)/conn_fill: selftests/daemon/conn_fill.c include/maglev_conn.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -lbpf
 TESTS += selftests/daemon/daemon_bounded_large.sh
+# The health-check field table (userspace/lib/hc_fields.c) on its own.
+HC_FIELDS_TEST := $(DAEMON_TEST_DIR)/hc_fields_test
+ALL_TARGETS += $(HC_FIELDS_TEST)
+TESTS += $(HC_FIELDS_TEST)
+
+$(HC_FIELDS_TEST): selftests/daemon/hc_fields_test.c userspace/lib/hc_fields.c userspace/lib/hc_fields.h \
+		$(KSELFTEST_H)
+	@mkdir -p $(@D)
+	$(CC) $(SELFTEST_CFLAGS) -Iuserspace/lib -o $@ $< userspace/lib/hc_fields.c
