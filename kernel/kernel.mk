@@ -9,9 +9,7 @@ KMOD_KVER := $(shell dpkg-query -W -f='$${Depends}' linux-image-amd64 2>/dev/nul
 .PHONY: kmod
 kmod: $(KMOD)
 
-$(KMOD): $(wildcard kernel/*.c kernel/*.h kernel/Kbuild) \
-		include/maglev_genl.h include/maglev_gue.h include/maglev_hash.h include/maglev_maps.h \
-		include/maglev_bounded.h
+$(KMOD): $(wildcard kernel/*.c kernel/*.h kernel/Kbuild include/*.h)
 	@if [ -d /lib/modules/$(KMOD_KVER)/build ]; then \
 		mkdir -p $(BUILD) && flock $(BUILD)/.kmod.lock \
 			$(MAKE) --no-print-directory -C kernel KVER=$(KMOD_KVER); \
