@@ -15,8 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/etcd_lib.sh"
 
-command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
-	skip_all "etcd/etcdctl missing (scripts/install-deps installs etcd-server, etcd-client)"
+etcd_require
 setup_net || skip_all "cannot create namespaces/veth"
 
 NS_ET="mget-$ID"
@@ -28,7 +27,7 @@ V=192.0.2.10:5000/udp
 V2=192.0.2.11:80/tcp
 ETCD_PID=
 fleet_cleanup() {
-	[ -n "$ETCD_PID" ] && kill -9 "$ETCD_PID" 2>/dev/null
+	etcd_kill
 	[ -n "${B2_PID:-}" ] && kill -9 "$B2_PID" 2>/dev/null
 	[ -n "${B3_PID:-}" ] && kill -9 "$B3_PID" 2>/dev/null
 	for ns in "$NS_ET" "$NS_B2" "$NS_B3"; do ip netns del "$ns" 2>/dev/null; done

@@ -14,8 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/etcd_lib.sh"
 
-command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
-	skip_all "etcd/etcdctl missing (scripts/install-deps installs etcd-server, etcd-client)"
+etcd_require
 command -v nft >/dev/null || skip_all "nft missing (scripts/install-deps installs nftables)"
 
 NS_ET="mget-$ID"

@@ -11,8 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/etcd_lib.sh"
 
-command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
-	skip_all "etcd/etcdctl missing (scripts/install-deps installs etcd-server, etcd-client)"
+etcd_require
 setup_net || skip_all "cannot create namespaces/veth"
 
 NS_ET="mget-$ID"
@@ -21,7 +20,7 @@ PFX=/maglev-test/
 V=192.0.2.10:5000/udp
 ETCD_PID=
 fleet_cleanup() {
-	[ -n "$ETCD_PID" ] && kill -9 "$ETCD_PID" 2>/dev/null
+	etcd_kill
 	ip netns del "$NS_ET" 2>/dev/null
 	cleanup
 }

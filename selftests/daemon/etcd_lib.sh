@@ -1,8 +1,20 @@
 # shellcheck shell=bash
-# One etcd member for the fleet tests (daemon_fleet.sh, daemon_fleet_health.sh),
+# One etcd member for the fleet tests (daemon_fleet.sh, daemon_fleet_health.sh,
+# daemon_fleet_rollback.sh),
 # sourced after lib.sh: it runs in namespace $NS_ET with client URL $EP,
 # keeps its data in $TDIR/etcd and logs to $TDIR/etcd.log. ETCD_PID is its
 # pid for the test's cleanup.
+
+# etcd_require: skip the whole test when etcd or etcdctl is missing.
+etcd_require() {
+	command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
+		skip_all "etcd/etcdctl missing (scripts/install-deps installs etcd-server, etcd-client)"
+}
+
+# etcd_kill: for the test's cleanup; nothing when etcd is not running.
+etcd_kill() {
+	[ -n "$ETCD_PID" ] && kill -9 "$ETCD_PID" 2>/dev/null
+}
 
 etx() { ip netns exec "$NS_ET" "$@"; }
 ectl() { etx etcdctl --endpoints="$EP" --command-timeout=3s "$@"; }
