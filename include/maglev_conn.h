@@ -34,8 +34,12 @@
 
 #define MAGLEV_CONN_WAYS 4
 
-/* The key is read as 32-bit words: tell the compiler they alias it. */
+/* The key is read as 32-bit words (and as 64-bit ones, five loads instead
+ * of ten per side on the hot path): tell the compiler they alias it. The
+ * key is only 4-byte aligned.
+ */
 typedef __u32 __attribute__((__may_alias__)) maglev_conn_word;
+typedef __u64 __attribute__((__may_alias__, __aligned__(4))) maglev_conn_dword;
 
 struct maglev_conn_slot {
 	struct maglev_flow_key key;
@@ -111,6 +115,19 @@ struct maglev_conn_params {
 	__u32 pad;
 };
 
+/* Key words i and i+1 as one 64-bit word, word i in the low half: one load
+ * on a little-endian host, the same value (and so the same buckets for
+ * entries an older build wrote) as the two 32-bit loads it replaced.
+ */
+static inline __u64 maglev_conn_le64(__u64 v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return v << 32 | v >> 32;
+#else
+	return v;
+#endif
+}
+
 /*
  * One 64-bit key word, keyed: multiply, fold the high half into the low
  * (xorshift), multiply again. A multiply alone is linear in addition, so
@@ -140,18 +157,18 @@ static inline __u64 maglev_conn_mix(__u64 x, __u64 a, __u64 b)
  */
 static inline __u64 maglev_conn_hash(const struct maglev_flow_key *k, __u64 seed)
 {
-	const maglev_conn_word *w = (const maglev_conn_word *)k;
+	const maglev_conn_dword *w = (const maglev_conn_dword *)k;
 	__u64 h;
 
-	h = maglev_conn_mix(((__u64)w[0] | (__u64)w[1] << 32) + seed, 0x9e3779b97f4a7c15ULL,
+	h = maglev_conn_mix(maglev_conn_le64(w[0]) + seed, 0x9e3779b97f4a7c15ULL,
 			    0xbf58476d1ce4e5b9ULL);
-	h += maglev_conn_mix(((__u64)w[2] | (__u64)w[3] << 32) ^ seed, 0xc2b2ae3d27d4eb4fULL,
+	h += maglev_conn_mix(maglev_conn_le64(w[1]) ^ seed, 0xc2b2ae3d27d4eb4fULL,
 			     0x94d049bb133111ebULL);
-	h += maglev_conn_mix(((__u64)w[4] | (__u64)w[5] << 32) + seed, 0x165667b19e3779f9ULL,
+	h += maglev_conn_mix(maglev_conn_le64(w[2]) + seed, 0x165667b19e3779f9ULL,
 			     0xa0761d6478bd642fULL);
-	h += maglev_conn_mix(((__u64)w[6] | (__u64)w[7] << 32) ^ seed, 0xd6e8feb86659fd93ULL,
+	h += maglev_conn_mix(maglev_conn_le64(w[3]) ^ seed, 0xd6e8feb86659fd93ULL,
 			     0xe7037ed1a0b428dbULL);
-	h += maglev_conn_mix(((__u64)w[8] | (__u64)w[9] << 32) + seed, 0xff51afd7ed558ccdULL,
+	h += maglev_conn_mix(maglev_conn_le64(w[4]) + seed, 0xff51afd7ed558ccdULL,
 			     0x8ebc6af09c88c6e3ULL);
 	h ^= h >> 33;
 	h *= 0xc4ceb9fe1a85ec53ULL;
@@ -184,10 +201,10 @@ static inline __u32 maglev_conn_check(__u64 h, const struct maglev_conn_slot *s)
 static inline int maglev_conn_key_eq(const struct maglev_flow_key *a,
 				     const struct maglev_flow_key *b)
 {
-	const maglev_conn_word *x = (const maglev_conn_word *)a, *y = (const maglev_conn_word *)b;
+	const maglev_conn_dword *x = (const maglev_conn_dword *)a,
+				*y = (const maglev_conn_dword *)b;
 
-	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]) |
-		(x[5] ^ y[5]) | (x[6] ^ y[6]) | (x[7] ^ y[7]) | (x[8] ^ y[8]) | (x[9] ^ y[9])) == 0;
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4])) == 0;
 }
 
 /*
