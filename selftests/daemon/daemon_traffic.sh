@@ -146,44 +146,58 @@ fi
 check "stats after restart continue from before (VIP packets >= 1100)" \
 	[ "$(ctl -j stats $VIP | jq '.vips[0].packets')" -ge 1100 ]
 # Rates, from a count: the daemon samples the counters at most once a
-# second, pps = packets since the last sample / the time since it. A burst of
-# N packets lands in one window or straddles a few; over those windows the
-# readings add up to at most N (each window lasts >= 1 s) and, unless the
-# daemon's loop is starved for over a second, at least N / 2. The sender's
-# own pace does not matter (a paced sender fell to 33 packets/s under load).
+# second; each sample's rates cover the window since the one before
+# (.rates.window_s, the samples numbered .rates.sample), so pps x window_s
+# summed over the windows a burst touched is the burst. The sender's own
+# pace does not matter (a paced sender fell to 33 packets/s under load).
 N=301
-wait_pps() { # wait_pps PRED: until the VIP's pps reading satisfies PRED
-	local _
-	for _ in $(seq 100); do
-		python3 -c "import sys; p = $(ctl -j stats $VIP | jq '.vips[0].pps'); sys.exit(0 if $1 else 1)" && return 0
+rates() { ctl -j stats $VIP | jq -r '"\(.rates.sample) \(.rates.window_s) \(.vips[0].pps)"'; }
+wait_sample() { # wait_sample K: until sample K or a later one shows; prints it
+	local _ r
+	for _ in $(seq 200); do
+		r=$(rates)
+		[ "${r%% *}" -ge "$1" ] && echo "$r" && return 0
 		sleep 0.05
 	done
 	return 1
 }
-check "stats: the packet rate reads 0 once the traffic has stopped" wait_pps "p == 0"
+# Two samples on, a window wholly after the traffic above.
+r=$(wait_sample $(($(rates | cut -d' ' -f1) + 2))) || r="none"
+check "stats: the packet rate reads 0 in a window after the traffic stopped ($r)" \
+	[ "${r##* }" = 0 ]
+q=${r%% *}
 p0=$(ctl -j stats $VIP | jq '.vips[0].packets')
 clx python3 "$PKTIO" --ifname c0 --src 203.0.113.2 --dst 192.0.2.10 --dport 5000 \
 	--sports 43000 --count $N --linger 0.2 >"$TDIR/burst.json" &
 FLOW=$!
-# Every distinct reading from the burst's start until it is 0 again, the
-# sender done: one per window the burst touched.
-readings=
-prev=0
-end=$((SECONDS + 15))
+# Sample q was shown before the burst began, so the burst lies in the
+# windows after q; each window's reading, once, until the window that was
+# open when the sender ended (sd + 1) has been sampled.
+declare -A win=()
+sd=
+end=$((SECONDS + 20))
 while [ $SECONDS -le $end ]; do
-	p=$(ctl -j stats $VIP | jq '.vips[0].pps')
-	[ "$p" != 0 ] && [ "$p" != "$prev" ] && readings="$readings $p"
-	prev=$p
-	[ "$p" = 0 ] && [ -n "$readings" ] && ! kill -0 $FLOW 2>/dev/null && break
+	read -r n w p <<<"$(rates)"
+	[ "$n" -gt "$q" ] && win[$n]="$w $p"
+	[ -z "$sd" ] && ! kill -0 $FLOW 2>/dev/null && sd=$n
+	[ -n "$sd" ] && [ "$n" -gt "$sd" ] && break
 	sleep 0.05
 done
 wait $FLOW
 b=$(cat "$TDIR/burst.json")
-sum=$(python3 -c "import sys; print(sum(float(x) for x in sys.argv[1:]))" $readings)
-diag "burst of $N packets ($(echo "$b" | jq -c '{sent, seen}')): pps readings$readings, sum $sum"
+read -r sum missed < <(for n in "${!win[@]}"; do echo "$n ${win[$n]}"; done |
+	python3 -c "
+import sys
+w = {int(l.split()[0]): (float(l.split()[1]), float(l.split()[2])) for l in sys.stdin}
+last = max(w) if w else $q
+print(sum(t * p for t, p in w.values()), [n for n in range($q + 1, last + 1) if n not in w])")
+diag "burst of $N packets ($(echo "$b" | jq -c '{sent, seen}')): windows after sample $q:" \
+	"$(for n in $(printf '%s\n' "${!win[@]}" | sort -n); do printf ' %s=(%s)' "$n" "${win[$n]}"; done)," \
+	"sum of pps x window $sum, windows not read $missed"
 check "stats: the burst is counted whole ($N packets more)" \
 	[ $(($(ctl -j stats $VIP | jq '.vips[0].packets') - p0)) -eq $N ]
-check "stats: the pps readings of the burst's windows add up to N/2..N ($sum)" \
-	python3 -c "import sys; sys.exit(0 if $N / 2 <= $sum <= $N else 1)"
+check "stats: every window the burst touched was read ($missed)" [ "$missed" = "[]" ]
+check "stats: pps x window over the burst's windows is the burst, $N ($sum)" \
+	python3 -c "import sys; sys.exit(0 if round($sum) == $N else 1)"
 stop_daemon
 t_done

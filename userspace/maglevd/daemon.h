@@ -72,6 +72,11 @@ struct daemon {
 	char reload_error[512];
 	int ifindex[CFG_MAX_IFACES];
 	int n_attached;
+	/* metrics_sample(): samples taken, and the seconds the current rates
+	 * (pps, bps) span.
+	 */
+	uint64_t rate_samples;
+	double rate_window_s;
 };
 
 int ev_add(struct daemon *d, struct ev_source *src, uint32_t events);
@@ -151,8 +156,8 @@ void ctl_server_apply_group(struct daemon *d);
 /* Metrics over HTTP (metrics.c). */
 int metrics_start(struct daemon *d, const char *listen_addr, char *err, size_t errlen);
 void metrics_stop(struct daemon *d);
-/* Sample counters for rates; called once a second. */
-void metrics_sample(struct daemon *d);
+/* Rates over the last window of at least a second: true if sampled now. */
+bool metrics_sample(struct daemon *d);
 /* At exit, before the datapath closes: wait for a scrape in flight. */
 void metrics_scrape_join(struct daemon *d);
 

@@ -380,7 +380,6 @@ static void on_signal(struct daemon *d, struct ev_source *src, uint32_t events)
 
 static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 {
-	static uint64_t last_sample;
 	uint64_t expirations, now = mono_ms();
 
 	if (read(src->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
@@ -393,9 +392,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	fleet_tick(d);
 	second_chance_tick(d);
 	bounded_tick(d);
-	if (now - last_sample >= 1000) {
-		last_sample = now;
-		metrics_sample(d);
+	if (metrics_sample(d)) {
 		/* Interface MACs and their gateways, followed. */
 		netinfo_if_sync(d);
 	}

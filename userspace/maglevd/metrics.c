@@ -270,17 +270,24 @@ void metrics_stop(struct daemon *d)
 	listener.fd = -1;
 }
 
-void metrics_sample(struct daemon *d)
+bool metrics_sample(struct daemon *d)
 {
 	uint64_t now = mono_ms();
 	double dt = (double)(now - last_sample_ms) / 1e3;
 	bool have_bs;
 	uint32_t i, j;
 
-	if (!last_sample_ms || dt <= 0) {
+	/* Every window at least a second long on the clock the rates are
+	 * divided by: the tick's own clock reading, taken before the other
+	 * tick work, would let a window that follows a slow tick be shorter.
+	 */
+	if (last_sample_ms && now - last_sample_ms < 1000)
+		return false;
+	if (!last_sample_ms)
 		dt = 0;
-	}
 	last_sample_ms = now;
+	d->rate_window_s = dt;
+	d->rate_samples++;
 	/* One batch read rather than a lookup per backend, every second. */
 	have_bs = d->reg->nbackends && all_backend_stats(d);
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
@@ -309,4 +316,5 @@ void metrics_sample(struct daemon *d)
 			b->last = bs;
 		}
 	}
+	return true;
 }

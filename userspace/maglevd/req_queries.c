@@ -227,6 +227,18 @@ static json_object *named_counts(int read_ret, const uint64_t *counts, uint32_t 
 	return o;
 }
 
+/* Which sample the rates are from and the seconds they span: pps x window_s
+ * is what that window counted.
+ */
+static json_object *rates_window(const struct daemon *d)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "sample", json_object_new_uint64(d->rate_samples));
+	json_object_object_add(o, "window_s", json_object_new_double(d->rate_window_s));
+	return o;
+}
+
 static json_object *do_stats(struct daemon *d, json_object *req, struct req_err *e)
 {
 	static const char *const keys[] = {"vip", NULL};
@@ -294,6 +306,7 @@ static json_object *do_stats(struct daemon *d, json_object *req, struct req_err 
 		json_object_array_add(arr, vo);
 	}
 	json_object_object_add(o, "vips", arr);
+	json_object_object_add(o, "rates", rates_window(d));
 	json_object_object_add(o, "reasons",
 			       named_counts(maglev_dp_reason_stats(d->dp, reasons), reasons,
 					    MAGLEV_REASON_MAX, maglev_dp_reason_name));
