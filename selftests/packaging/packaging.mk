@@ -1,8 +1,10 @@
 # Packaging tests: the man pages lint clean and match the programs; make
 # install (and uninstall, dist) put and name every file where it belongs;
 # the bash completion completes, the VIPs and backends from a real daemon;
-# make deb builds both packages (about 100 s with the DKMS module build).
+# make deb builds both packages (about 100 s with the DKMS module build); the
+# benchmark's stripped balancer still applies and compiles.
 TESTS += selftests/packaging/man_pages.sh selftests/packaging/install.sh \
-	selftests/packaging/completion.sh selftests/packaging/deb.sh
+	selftests/packaging/completion.sh selftests/packaging/deb.sh \
+	selftests/packaging/bench_patch.sh
 # Nothing here runs the userspace under test in a way sanitizers would add to.
 SAN_SKIP += selftests/packaging/%
