@@ -114,6 +114,10 @@ check "rolled back: the backend is up, in the live table, UP in the backend map"
 check "registry and datapath agree: the live table's digest is the registry's" agree $V
 check "the daemon logged the failed health commit" \
 	grep -q 'datapath: health commit: datapath: table swap of VIP' "$DLOG"
+diag "the log's health lines: $(grep 'health: backend' "$DLOG" | tr '\n' '|')"
+check "the log does not call the backend down: it names the verdict not applied and why" \
+	bash -c "! grep -q 'health: backend 198.51.100.72 of $V is down' '$DLOG' &&
+		 grep -q 'health: backend 198.51.100.72 of $V stays up: the change to down (.*) was not applied: .*table swap of VIP' '$DLOG'"
 
 # The verdict is not lost: the next failed check makes it again.
 touch "$FAIL"
@@ -125,5 +129,7 @@ check "... out of the live table, no flags in the backend map" \
 	bash -c "[ $(slots $V 198.51.100.72) -eq 0 ] && [ -z '$(flags $V 198.51.100.72)' ]"
 check "registry and datapath agree again" agree $V
 check "that commit went through: still 2 health failures" [ "$(metric health)" = 2 ]
+check "... and the log calls the backend down once, after it" \
+	[ "$(grep -c 'health: backend 198.51.100.72 of '"$V"' is down' "$DLOG")" = 1 ]
 stop_daemon
 t_done

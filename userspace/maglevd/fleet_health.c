@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fleet_health.h"
+#include "health_changes.h"
 #include "log.h"
 
 static struct {
@@ -122,7 +123,8 @@ static bool fleet_up(json_object *nodes, const char *vname, const char *bname, u
 
 void fleet_health_apply(struct daemon *d, json_object *nodes)
 {
-	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN], err[300];
+	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN], err[300], why[96];
+	struct health_changes *cs = NULL;
 	struct registry *next = NULL;
 	uint32_t i, j, n = 0, down, voters;
 
@@ -147,18 +149,19 @@ void fleet_health_apply(struct daemon *d, json_object *nodes)
 				log_err("health: out of memory applying the fleet's verdicts");
 				return;
 			}
+			if (!cs)
+				cs = health_changes_new();
 			nb = &next->vips[i]->bes[j];
 			nb->up = up;
 			nb->start_down = false;
 			next->vips[i]->dirty = true;
 			n++;
-			log_info("health: backend %s of %s is %s by the fleet (%u of %u balancers "
-				 "see "
-				 "it down)",
-				 bname, vname, up ? "up" : "down", down, voters);
+			snprintf(why, sizeof(why), "by the fleet (%u of %u balancers see it down)",
+				 down, voters);
+			health_changes_add(cs, v, b, up, why);
 		}
 	}
-	if (next && daemon_commit(d, next, COMMIT_SRC_FLEET_HEALTH, err, sizeof(err)))
+	if (next && health_changes_commit(d, next, COMMIT_SRC_FLEET_HEALTH, cs, err, sizeof(err)))
 		log_err("health: applying the fleet's %u verdicts: %s", n, err);
 }
 

@@ -12,11 +12,13 @@
 
 #include "daemon.h"
 #include "fleet_health.h"
+#include "health_changes.h"
 #include "log.h"
 
 struct verdict {
 	uint32_t vip_id, idx, gen;
 	bool up;
+	bool changed; /* flipped by the commit being made (apply_vip) */
 	char why[96];
 };
 
@@ -59,33 +61,51 @@ void health_verdict(uint32_t vip_id, uint32_t idx, uint32_t gen, bool up, const 
 	w->idx = idx;
 	w->gen = gen;
 	w->up = up;
+	w->changed = false;
 	snprintf(w->why, sizeof(w->why), "%s", why);
 }
 
 /* Flip the backends of v that have a verdict; returns how many changed. */
 static uint32_t apply_vip(struct vip *v)
 {
-	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN];
 	uint32_t i, n = 0;
 
-	ctl_format_vip(&v->key, vname, sizeof(vname));
 	for (i = 0; i < v->nbe; i++) {
 		struct be *b = &v->bes[i];
-		const struct verdict *w = pos[b->idx] ? &q[pos[b->idx] - 1] : NULL;
+		struct verdict *w = pos[b->idx] ? &q[pos[b->idx] - 1] : NULL;
 
 		/* A verdict for an index since given to another backend is stale. */
 		if (!w || w->gen != b->gen || w->vip_id != v->id || w->up == b->up)
 			continue;
 		b->up = w->up;
 		b->start_down = false;
+		w->changed = true;
 		n++;
-		ctl_format_addr(&b->addr, bname, sizeof(bname));
-		log_info("health: backend %s of %s is %s (%s)", bname, vname, b->up ? "up" : "down",
-			 w->why);
 	}
 	if (n)
 		v->dirty = true;
 	return n;
+}
+
+/* The changes apply_vip made in r, for the log. */
+static struct health_changes *changes_of(const struct registry *r)
+{
+	struct health_changes *cs = health_changes_new();
+	char why[120];
+	uint32_t i, j;
+
+	for (i = 0; cs && i < nq; i++) {
+		const struct verdict *w = &q[i];
+		const struct vip *v = r->vips[w->vip_id];
+
+		for (j = 0; w->changed && v && j < v->nbe; j++)
+			if (v->bes[j].idx == w->idx) {
+				snprintf(why, sizeof(why), "(%s)", w->why);
+				health_changes_add(cs, v, &v->bes[j], w->up, why);
+				break;
+			}
+	}
+	return cs;
 }
 
 /* health_scope fleet: the verdicts are this balancer's vote, not the table's input. */
@@ -105,6 +125,7 @@ static void vote(struct daemon *d)
 void health_verdicts_apply(struct daemon *d)
 {
 	static bool seen[MAGLEV_MAX_VIPS];
+	struct health_changes *cs;
 	struct registry *next;
 	uint32_t i, n = 0, nvips = 0;
 	char err[300];
@@ -135,7 +156,8 @@ void health_verdicts_apply(struct daemon *d)
 		registry_free(next);
 		goto out;
 	}
-	if (daemon_commit(d, next, COMMIT_SRC_HEALTH, err, sizeof(err)))
+	cs = changes_of(next);
+	if (health_changes_commit(d, next, COMMIT_SRC_HEALTH, cs, err, sizeof(err)))
 		log_err("health: applying %u state changes: %s", n, err);
 	else if (n > 1)
 		log_info("health: %u state changes in one commit (%u VIP table%s rebuilt)", n,
