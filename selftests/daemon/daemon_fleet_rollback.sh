@@ -5,7 +5,10 @@
 # counted under source fleet, and applied again: etcd sends a revision once,
 # so without a second try the balancer kept the revision before it until the
 # next change. Afterwards the revision, the VIP's backends and the live
-# table (its digest the registry's) are the new revision's.
+# table (its digest the registry's) are the new revision's, and the metrics
+# count that revision applied once. Then a maglevctl change with the table
+# swap held (MAGLEVD_TEST_SWAP_HOLD): its client is answered only once the
+# swap is done, not when the revision reaches the registry.
 #
 #   etcd ns: lo 192.0.2.254 (client URL) <- veth 192.0.2.242/30 -> lb ns 192.0.2.241
 . "$(dirname "$0")/lib.sh"
@@ -53,8 +56,9 @@ fleet_failures() {
 
 REV0=$(put $V "$(vipval $V 198.51.100.1 198.51.100.2)")
 FAIL=$TDIR/swap-fail
+HOLD=$TDIR/swap-hold
 write_conf "fleet_etcd $EP" "fleet_prefix $PFX" "fleet_node b1"
-DAEMON_PREFIX="env MAGLEVD_TEST_SWAP_FAIL=$FAIL"
+DAEMON_PREFIX="env MAGLEVD_TEST_SWAP_FAIL=$FAIL MAGLEVD_TEST_SWAP_HOLD=$HOLD"
 start_daemon || { nok "maglevd starts"; t_done; }
 for i in $(seq 100); do [ "$(rev)" = "$REV0" ] && break; sleep 0.05; done
 check "revision $REV0 applied: 2 backends" bash -c "[ '$(rev)' = $REV0 ] && [ '$(nbe)' = 2 ]"
@@ -70,5 +74,24 @@ check "the new backend holds slots in the live table" [ "$(slots $V 198.51.100.3
 check "metrics: 1 refused commit under source fleet" [ "$(fleet_failures)" = 1 ]
 check "the log says it was rolled back and applied again" \
 	grep -q "fleet: revision $REV1 was rolled back (its commit failed): applying it again" "$DLOG"
+applied=$(lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" |
+	sed -n 's/^maglevd_fleet_revisions_total{result="applied"} //p')
+check "metrics: 2 revisions applied ($applied): the one tried again counted once" [ "$applied" = 2 ]
+
+# A maglevctl change in fleet mode is answered once this balancer's
+# datapath holds it, not when etcd's revision reaches the registry: with
+# the table swap held, the client waits.
+touch "$HOLD"
+ctl backend add $V 198.51.100.4 >"$TDIR/add.out" 2>&1 &
+ADD=$!
+for i in $(seq 100); do [ "$(rev)" -gt "$REV1" ] && break; sleep 0.05; done
+check "the change reached etcd and the registry (revision $(rev))" [ "$(rev)" -gt "$REV1" ]
+sleep 0.5
+check "the swap held: the client still waits for its answer" kill -0 $ADD
+rm -f "$HOLD"
+wait $ADD
+rc=$?
+check "released: the client is answered, success ($(cat "$TDIR/add.out"))" [ $rc = 0 ]
+check "... and the new backend holds slots in the live table" [ "$(slots $V 198.51.100.4)" -gt 0 ]
 stop_daemon
 t_done

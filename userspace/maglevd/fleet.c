@@ -93,6 +93,7 @@ static struct {
 	bool loop_connected;
 	char loop_error[400];
 	uint64_t applied_total, refused_total;
+	int64_t counted_rev;		     /* the last revision applied_total counted */
 	uint64_t applied_at_ms;		     /* wall clock: comparable between balancers */
 	uint64_t health_gen, health_commits; /* what the fleet's verdicts were applied from */
 	int64_t refused_rev;
@@ -657,6 +658,7 @@ static void health_from_fleet(struct daemon *d)
 
 /* This balancer's status as its key holds it; set on the loop, published by the thread. */
 static void apply(struct daemon *d, struct snapshot *s);
+static void writes_progress(struct daemon *d);
 /* On the loop: the last desired state accepted for a commit (a copy), and
  * when it was last applied again.
  */
@@ -704,6 +706,8 @@ void fleet_tick(struct daemon *d)
 		return;
 	health_from_fleet(d);
 	reapply_rolled_back(d);
+	if (F.waiting) /* answered once their commit is live */
+		writes_progress(d);
 	/* Twice a second is soon enough for a status that lives 5 s; a new
 	 * verdict of this balancer's goes at once (the fleet waits for it).
 	 */
@@ -975,8 +979,11 @@ static void writes_progress(struct daemon *d)
 			F.waiting = j;
 		}
 	}
+	/* Only while no commit is under way is d->reg what the datapath
+	 * holds: a revision still being swapped in, or rolled back, waits.
+	 */
 	for (pp = &F.waiting; (j = *pp);) {
-		if ((uint64_t)j->rev <= d->reg->fleet_rev) {
+		if ((uint64_t)j->rev <= d->reg->fleet_rev && !daemon_commit_busy()) {
 			*pp = j->next;
 			answer(d, j, NULL);
 		} else if (F.refused_rev >= j->rev && F.refused_error[0]) {
@@ -1055,7 +1062,10 @@ static void apply(struct daemon *d, struct snapshot *s)
 			s->rev, d->reg->fleet_rev, err);
 		return;
 	}
-	F.applied_total++;
+	/* A revision applied again after a rollback is still one revision. */
+	if (s->rev != F.counted_rev)
+		F.applied_total++;
+	F.counted_rev = s->rev;
 	F.refused_error[0] = '\0';
 	if (s != accepted) {
 		snap_free(accepted);
