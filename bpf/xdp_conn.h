@@ -13,6 +13,22 @@
  */
 #define MAGLEV_CONN_WAY_BUSY (-2)
 
+/* Every line of bucket b loaded at once, before the tag compare: in a table
+ * larger than the cache each is a miss, and the matching way's key and value
+ * lines were otherwise fetched only once the tag line had arrived. The
+ * values are not used: volatile keeps the loads.
+ */
+static __always_inline void maglev_conn_bucket_touch(const struct maglev_conn_bucket *b)
+{
+	const volatile __u64 *w = (const volatile __u64 *)b;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < (int)(sizeof(*b) / 8); i += 8)
+		(void)w[i];
+	(void)w[sizeof(*b) / 8 - 1];
+}
+
 /* The flow's bucket (NULL: no table) and *way, the way holding the flow
  * (-1: none, MAGLEV_CONN_WAY_BUSY). *hp gets the key's hash for the check
  * word and the tag. The way's value is copied once into *c and validated
@@ -38,6 +54,7 @@ maglev_conn_find(const struct maglev_flow_key *k, __u64 *hp, int *way, struct ma
 	if (!b)
 		return NULL;
 	*hp = h;
+	maglev_conn_bucket_touch(b);
 	tag = maglev_conn_tag(h);
 #pragma unroll
 	for (i = 0; i < MAGLEV_CONN_WAYS; i++) {
