@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Backend state changes, logged when their commit is decided
- * (health_changes.h). Logged when queued, a change whose commit the
- * datapath then refused read as done.
+ * (health_changes.h): logged when queued, a change the datapath then
+ * refused read in the log as done.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
