@@ -49,6 +49,13 @@ void health_changes_add(struct health_changes *cs, const struct vip *v, const st
 	snprintf(c->why, sizeof(c->why), "%s", why);
 }
 
+void health_changes_free(struct health_changes *cs)
+{
+	if (cs)
+		free(cs->c);
+	free(cs);
+}
+
 static void decided(struct daemon *d, void *arg, int r, const char *err)
 {
 	struct health_changes *cs = arg;
@@ -65,9 +72,7 @@ static void decided(struct daemon *d, void *arg, int r, const char *err)
 				"applied: %s",
 				c->be, c->vip, c->up ? "down" : "up", s, c->why, err);
 	}
-	if (cs)
-		free(cs->c);
-	free(cs);
+	health_changes_free(cs);
 }
 
 int health_changes_commit(struct daemon *d, struct registry *next, enum commit_source src,

@@ -18,7 +18,6 @@
 struct verdict {
 	uint32_t vip_id, idx, gen;
 	bool up;
-	bool changed; /* flipped by the commit being made (apply_vip) */
 	char why[96];
 };
 
@@ -61,51 +60,33 @@ void health_verdict(uint32_t vip_id, uint32_t idx, uint32_t gen, bool up, const 
 	w->idx = idx;
 	w->gen = gen;
 	w->up = up;
-	w->changed = false;
 	snprintf(w->why, sizeof(w->why), "%s", why);
 }
 
-/* Flip the backends of v that have a verdict; returns how many changed. */
-static uint32_t apply_vip(struct vip *v)
+/* Flip the backends of v that have a verdict, each noted in cs for the log;
+ * returns how many changed.
+ */
+static uint32_t apply_vip(struct vip *v, struct health_changes *cs)
 {
+	char why[sizeof(q->why) + 2];
 	uint32_t i, n = 0;
 
 	for (i = 0; i < v->nbe; i++) {
 		struct be *b = &v->bes[i];
-		struct verdict *w = pos[b->idx] ? &q[pos[b->idx] - 1] : NULL;
+		const struct verdict *w = pos[b->idx] ? &q[pos[b->idx] - 1] : NULL;
 
 		/* A verdict for an index since given to another backend is stale. */
 		if (!w || w->gen != b->gen || w->vip_id != v->id || w->up == b->up)
 			continue;
 		b->up = w->up;
 		b->start_down = false;
-		w->changed = true;
 		n++;
+		snprintf(why, sizeof(why), "(%s)", w->why);
+		health_changes_add(cs, v, b, w->up, why);
 	}
 	if (n)
 		v->dirty = true;
 	return n;
-}
-
-/* The changes apply_vip made in r, for the log. */
-static struct health_changes *changes_of(const struct registry *r)
-{
-	struct health_changes *cs = health_changes_new();
-	char why[120];
-	uint32_t i, j;
-
-	for (i = 0; cs && i < nq; i++) {
-		const struct verdict *w = &q[i];
-		const struct vip *v = r->vips[w->vip_id];
-
-		for (j = 0; w->changed && v && j < v->nbe; j++)
-			if (v->bes[j].idx == w->idx) {
-				snprintf(why, sizeof(why), "(%s)", w->why);
-				health_changes_add(cs, v, &v->bes[j], w->up, why);
-				break;
-			}
-	}
-	return cs;
 }
 
 /* health_scope fleet: the verdicts are this balancer's vote, not the table's input. */
@@ -141,6 +122,7 @@ void health_verdicts_apply(struct daemon *d)
 		log_err("health: out of memory applying %u state changes", nq);
 		goto out;
 	}
+	cs = health_changes_new();
 	for (i = 0; i < nq; i++) {
 		struct vip *v = next->vips[q[i].vip_id];
 		uint32_t c;
@@ -148,15 +130,15 @@ void health_verdicts_apply(struct daemon *d)
 		if (!v || seen[v->id])
 			continue;
 		seen[v->id] = true;
-		c = apply_vip(v);
+		c = apply_vip(v, cs);
 		n += c;
 		nvips += c > 0;
 	}
 	if (!n) {
+		health_changes_free(cs);
 		registry_free(next);
 		goto out;
 	}
-	cs = changes_of(next);
 	if (health_changes_commit(d, next, COMMIT_SRC_HEALTH, cs, err, sizeof(err)))
 		log_err("health: applying %u state changes: %s", n, err);
 	else if (n > 1)
