@@ -8,9 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d /tmp/maglev-bench-patch.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-tar -C "$ROOT" --exclude=./build --exclude=./.git -cf - . | tar -C "$tmp" -xf -
 check "userspace/bench/stripped.patch applies to this tree" \
-	bash -c "cd '$tmp' && git apply '$ROOT/userspace/bench/stripped.patch'"
+	"$ROOT/userspace/bench/stripped_tree.sh" "$tmp"
 check "the stripped balancer compiles" \
 	bash -c "[ $T_FAIL = 0 ] && make -C '$tmp' -s --no-print-directory build/bpf/maglev_xdp.bpf.o >'$tmp/build.log' 2>&1 ||
 		 { sed 's/^/# /' '$tmp/build.log' | tail -20; false; }"

@@ -13,13 +13,7 @@ tmp=$(mktemp -d /tmp/maglev-stripped.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 make -C "$root" -s --no-print-directory build/bench/xdp_bench
-# A copy of the sources (not of build/), outside any git work tree so that
-# git apply patches it as plain files.
-tar -C "$root" --exclude=./build --exclude=./.git -cf - . | tar -C "$tmp" -xf -
-if ! (cd "$tmp" && git apply "$root/userspace/bench/stripped.patch"); then
-	echo "stripped.patch no longer applies to these sources: refresh it" >&2
-	exit 1
-fi
+"$root/userspace/bench/stripped_tree.sh" "$tmp"
 make -C "$tmp" -s --no-print-directory build/bench/xdp_bench >"$tmp/build.log" 2>&1 ||
 	{ cat "$tmp/build.log" >&2; exit 1; }
 
