@@ -12,9 +12,10 @@ $(VERSION_H): version-force
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 
 # First build: the .d files name version.h only once the objects exist.
-$(BUILD)/maglevd-obj/main.o $(BUILD)/maglevd-obj/req_queries.o $(BUILD)/maglevd-obj/fleet.o \
-	$(BUILD)/maglevctl-obj/main.o $(BUILD)/fuzz/ctl-obj/maglevd/req_queries.o \
-	$(BUILD)/fuzz/ctl-obj/maglevd/fleet.o: | $(VERSION_H)
+$(BUILD)/maglevd-obj/core/main.o $(BUILD)/maglevd-obj/ctl/req_queries.o \
+	$(BUILD)/maglevd-obj/fleet/fleet.o $(BUILD)/maglevd-obj/metrics/metrics_snap.o \
+	$(BUILD)/maglevctl-obj/main.o $(BUILD)/fuzz/ctl-obj/maglevd/ctl/req_queries.o \
+	$(BUILD)/fuzz/ctl-obj/maglevd/fleet/fleet.o: | $(VERSION_H)
 
 # make dist: build/maglev-lb-VERSION.tar.gz, the committed tree (HEAD) plus
 # a VERSION file (HEAD's version, never -dirty), which scripts/version

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# Announcing VIPs as kernel routes (userspace/maglevd/announce.c), read back
+# Announcing VIPs as kernel routes (userspace/maglevd/announce/announce.c), read back
 # with `ip route show table T proto P` in the balancer's namespace: a VIP's
 # /32 appears only once it is ready (backends up, first checks done) and
 # goes on health (every backend down / one back), on `maglevctl announce

@@ -11,12 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "daemon.h"
+#include "core/config.h"
+#include "core/daemon.h"
 #include "datapath.h"
-#include "registry.h"
+#include "model/registry.h"
 #include "maglev_table.h"
-#include "state.h"
+#include "model/state.h"
 
 /* A handle that stands for the datapath; see ctl_fuzz_dp.c. */
 extern struct maglev_dp *const ctl_fuzz_dp;

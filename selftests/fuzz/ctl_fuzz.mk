@@ -20,9 +20,12 @@ CTL_FUZZ_LIBS := -ljson-c -lmnl -lbpf -lelf -lz -lpthread -lcurl -lm
 
 # The daemon's code under test: everything but main.c (event loop, commit),
 # the control and metrics servers, and what only talks to the kernel.
-CTL_FUZZ_DAEMON := requests req_args req_changes req_queries ctl_commit registry registry_writer config state log table_swap slowpath health \
-	health_verdicts health_changes hc_udp announce rtnl audit be_state status flow_count drift fleet fleet_health etcd_client \
-	stream second_chance bounded
+CTL_FUZZ_DAEMON := ctl/requests ctl/req_args ctl/req_changes ctl/req_queries ctl/ctl_commit \
+	model/registry datapath/registry_writer core/config model/state core/log datapath/table_swap \
+	datapath/slowpath health/health health/health_verdicts health/health_changes health/hc_udp \
+	announce/announce core/rtnl ctl/audit model/be_state metrics/status datapath/flow_count \
+	datapath/drift fleet/fleet fleet/fleet_health fleet/etcd_client core/stream \
+	datapath/second_chance datapath/bounded
 CTL_FUZZ_LIB := ctl_proto maglev_table maglev_table_plan maglev_table_naive placement \
 	placement_ring placement_rendezvous slowpath_nl hc_encap \
 	dp_names conn_census \

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "core/config.h"
 #include "ctl_fuzz.h"
-#include "log.h"
+#include "core/log.h"
 #include "maglev_maps.h"
 
 #define TERMINATED(field) (memchr((field), '\0', sizeof(field)) != NULL)

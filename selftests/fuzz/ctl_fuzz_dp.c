@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * What the control-input fuzzers link instead of the BPF datapath
- * (userspace/lib/dp_*.c) and the daemon's event loop (maglevd/main.c):
+ * (userspace/lib/dp_*.c) and the daemon's event loop (maglevd/core/main.c):
  * everything above these seams (the request parser and validator, the
  * registry, the config and state parsers, the health-check bookkeeping) is
  * the daemon's real code.

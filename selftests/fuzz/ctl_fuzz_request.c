@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "ctl_fuzz.h"
-#include "log.h"
+#include "core/log.h"
 
 /* The live state the requests run against (parsed with the daemon's parser). */
 static const char baseline_state[] =

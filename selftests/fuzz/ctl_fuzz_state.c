@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "ctl_fuzz.h"
-#include "log.h"
+#include "core/log.h"
 
 static struct maglevd_config cfg;
 

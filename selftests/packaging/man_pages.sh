@@ -79,7 +79,7 @@ check "every command and option of maglev-decap --help has an entry in maglev-de
 # are hc_fields.c's .conf), and the keys the page's entries name (each entry
 # names one or more keys: "src4_prefix PREFIX, src6_prefix ...").
 mapfile -t keys < <({
-	grep -oE '(strcmp\(key, |U\()"[a-z0-9_]+"' "$ROOT/userspace/maglevd/config.c"
+	grep -oE '(strcmp\(key, |U\()"[a-z0-9_]+"' "$ROOT/userspace/maglevd/core/config.c"
 	grep -oE '\.conf = "[a-z0-9_]+"' "$ROOT/userspace/lib/hc_fields.c"
 } | grep -oE '[a-z0-9_]+"' | tr -d '"' | sort -u)
 mapfile -t documented < <(terms "$MAN/maglevd.conf.5" | sed 's/, /\n/g' |

@@ -9,7 +9,7 @@
  * each tick's flows, the connection table is counted
  * (userspace/lib/conn_census.c, as maglevd does) and, with a factor, every
  * backend at or over ceil(C * mean load) is marked over cap, as
- * userspace/maglevd/bounded.c does. The same flows run without a factor
+ * userspace/maglevd/datapath/bounded.c does. The same flows run without a factor
  * and with 1.25, one after the other in one run.
  *
  * Reported: the busiest backend's live flows over the mean, at the end and

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * health_scope fleet: the table follows the fleet's verdict, not this
+ * balancer's checks. Each balancer publishes its own verdicts (per VIP, by
+ * backend address) in its status key under its lease (fleet.c); every
+ * balancer reads all live status keys and takes a backend out of the table
+ * when a strict majority of the voters (live balancers with health_scope
+ * fleet) see it down. The verdict is a function of etcd's content alone,
+ * so balancers holding the same revision build the same tables.
+ */
+#ifndef MAGLEVD_FLEET_HEALTH_H
+#define MAGLEVD_FLEET_HEALTH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#include "core/daemon.h"
+
+static inline bool fleet_health_on(const struct daemon *d)
+{
+	return d->cfg.health_fleet;
+}
+
+/* This balancer's own verdict of b: what its checks are judged against. */
+bool health_local_up(const struct daemon *d, const struct be *b);
+/* Record a verdict of this balancer's checks (fleet scope: no commit). */
+void fleet_health_local(const struct vip *v, const struct be *b, bool up, const char *why);
+/* True once since the last call when a local verdict changed (publish soon). */
+bool fleet_health_changed(void);
+/* This balancer's verdicts as published: {"VIP": {"backend": "up"|"down"}}. */
+json_object *fleet_health_publish(const struct daemon *d);
+/*
+ * Apply the fleet's verdicts computed from nodes (every live balancer's
+ * status, as read from etcd) to the live registry: one commit for all that
+ * changed. Nothing changes while no status was read (nodes NULL).
+ */
+void fleet_health_apply(struct daemon *d, json_object *nodes);
+/* Each backend's view by balancer and the fleet's verdict (fleet status, status -j). */
+json_object *fleet_health_json(const struct daemon *d, json_object *nodes);
+
+#endif /* MAGLEVD_FLEET_HEALTH_H */

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Health verdicts wait here for the end of the tick, then reach the
+ * registry in one commit: a VIP's table is rebuilt once for all of its
+ * backends that changed, however many died at once. One commit per verdict
+ * rebuilt the table 300 times when 300 backends died together, and verdicts
+ * found inside the tick (timeouts) landed one per tick, 30 s for 300.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/daemon.h"
+#include "fleet/fleet_health.h"
+#include "health/health_changes.h"
+#include "core/log.h"
+
+struct verdict {
+	uint32_t vip_id, idx, gen;
+	bool up;
+	char why[96];
+};
+
+static struct verdict *q;
+static uint32_t nq, capq;
+/* 1 + position in q of the verdict waiting for a backend index; 0: none. */
+static uint32_t pos[MAGLEV_MAX_BACKENDS];
+
+bool health_verdict_pending(uint32_t idx, uint32_t gen, bool *up)
+{
+	const struct verdict *w = pos[idx] ? &q[pos[idx] - 1] : NULL;
+
+	if (!w || w->gen != gen)
+		return false;
+	*up = w->up;
+	return true;
+}
+
+void health_verdict(uint32_t vip_id, uint32_t idx, uint32_t gen, bool up, const char *why)
+{
+	struct verdict *w;
+
+	if (!pos[idx]) {
+		if (nq == capq) {
+			uint32_t cap = capq ? capq * 2 : 64;
+
+			w = realloc(q, cap * sizeof(*q));
+			if (!w) {
+				log_err("health: out of memory queueing a state change");
+				return;
+			}
+			q = w;
+			capq = cap;
+		}
+		pos[idx] = ++nq;
+	}
+	/* A later verdict for the same backend replaces the earlier one. */
+	w = &q[pos[idx] - 1];
+	w->vip_id = vip_id;
+	w->idx = idx;
+	w->gen = gen;
+	w->up = up;
+	snprintf(w->why, sizeof(w->why), "%s", why);
+}
+
+/* Flip the backends of v that have a verdict, each noted in cs for the log;
+ * returns how many changed.
+ */
+static uint32_t apply_vip(struct vip *v, struct health_changes *cs)
+{
+	char why[sizeof(q->why) + 2];
+	uint32_t i, n = 0;
+
+	for (i = 0; i < v->nbe; i++) {
+		struct be *b = &v->bes[i];
+		const struct verdict *w = pos[b->idx] ? &q[pos[b->idx] - 1] : NULL;
+
+		/* A verdict for an index since given to another backend is stale. */
+		if (!w || w->gen != b->gen || w->vip_id != v->id || w->up == b->up)
+			continue;
+		b->up = w->up;
+		b->start_down = false;
+		n++;
+		snprintf(why, sizeof(why), "(%s)", w->why);
+		health_changes_add(cs, v, b, w->up, why);
+	}
+	if (n)
+		v->dirty = true;
+	return n;
+}
+
+/* health_scope fleet: the verdicts are this balancer's vote, not the table's input. */
+static void vote(struct daemon *d)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < nq; i++) {
+		const struct vip *v = d->reg->vips[q[i].vip_id];
+
+		for (j = 0; v && j < v->nbe; j++)
+			if (v->bes[j].idx == q[i].idx && v->bes[j].gen == q[i].gen)
+				fleet_health_local(v, &v->bes[j], q[i].up, q[i].why);
+	}
+}
+
+void health_verdicts_apply(struct daemon *d)
+{
+	static bool seen[MAGLEV_MAX_VIPS];
+	struct health_changes *cs;
+	struct registry *next;
+	uint32_t i, n = 0, nvips = 0;
+	char err[300];
+
+	if (!nq)
+		return;
+	if (fleet_health_on(d)) {
+		vote(d);
+		goto out;
+	}
+	next = registry_clone(d->reg);
+	if (!next) {
+		log_err("health: out of memory applying %u state changes", nq);
+		goto out;
+	}
+	cs = health_changes_new();
+	for (i = 0; i < nq; i++) {
+		struct vip *v = next->vips[q[i].vip_id];
+		uint32_t c;
+
+		if (!v || seen[v->id])
+			continue;
+		seen[v->id] = true;
+		c = apply_vip(v, cs);
+		n += c;
+		nvips += c > 0;
+	}
+	if (!n) {
+		health_changes_free(cs);
+		registry_free(next);
+		goto out;
+	}
+	if (health_changes_commit(d, next, COMMIT_SRC_HEALTH, cs, err, sizeof(err)))
+		log_err("health: applying %u state changes: %s", n, err);
+	else if (n > 1)
+		log_info("health: %u state changes in one commit (%u VIP table%s rebuilt)", n,
+			 nvips, nvips == 1 ? "" : "s");
+out:
+	for (i = 0; i < nq; i++) {
+		seen[q[i].vip_id] = false;
+		pos[q[i].idx] = 0;
+	}
+	nq = 0;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * What `maglevctl status` and the metrics report about the daemon beyond
+ * its counters: each interface's XDP attachment, the next hop, whether the
+ * public default seed is in use, the slow-path module's state and the last
+ * reload's result.
+ */
+#ifndef MAGLEVD_STATUS_H
+#define MAGLEVD_STATUS_H
+
+#include <stdint.h>
+#include <json-c/json.h>
+
+#include "core/daemon.h"
+
+/* How an interface has an XDP program: "native", "generic", "offload", "none", "missing". */
+const char *status_xdp_mode(const char *ifname, uint32_t *prog_id);
+/* "in sync", "loaded, not in sync" (maglevd retries) or "not loaded". */
+const char *status_slowpath(void);
+/* Record a reload's outcome (daemon_reload()): err NULL on success. */
+void status_reload_done(struct daemon *d, const char *err);
+/* Add the fields above to a status answer. */
+void status_json(struct daemon *d, json_object *o);
+
+#endif /* MAGLEVD_STATUS_H */

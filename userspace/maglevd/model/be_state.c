@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include "model/be_state.h"
+
+#define BE_STATE_NAME(e, name) [e] = name,
+static const char *const names[BE_STATE_MAX] = {BE_STATES(BE_STATE_NAME)};
+#undef BE_STATE_NAME
+
+enum be_state be_state(const struct be *b)
+{
+	if (!b->up)
+		return BE_DOWN;
+	if (b->drain)
+		return BE_DRAIN;
+	if (!b->weight)
+		return BE_QUIESCED;
+	return BE_UP;
+}
+
+const char *be_state_name(const struct be *b)
+{
+	return names[be_state(b)];
+}
