@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "datapath/bounded.h"
+#include "model/balance.h"
 #include "placement.h"
 #include "ctl/req.h"
 

@@ -20,35 +20,6 @@ static uint64_t load[MAGLEV_MAX_BACKENDS];
 static uint64_t caps[MAGLEV_MAX_VIPS];
 static bool active;
 
-int balance_parse(const char *s, uint32_t *milli)
-{
-	char *end;
-	double c;
-
-	if (!strcmp(s, "off") || !strcmp(s, "0")) {
-		*milli = 0;
-		return 0;
-	}
-	errno = 0;
-	c = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(c) || c * 1000 < BALANCE_MILLI_MIN - 0.5 ||
-	    c * 1000 > BALANCE_MILLI_MAX + 0.5)
-		return -EINVAL;
-	*milli = (uint32_t)lround(c * 1000);
-	return 0;
-}
-
-void balance_format(uint32_t milli, char *buf, size_t len)
-{
-	size_t n;
-
-	snprintf(buf, len, "%u.%03u", milli / 1000, milli % 1000);
-	/* "1.250" -> "1.25", "2.000" -> "2.0" */
-	n = strlen(buf);
-	while (n > 3 && buf[n - 1] == '0' && buf[n - 2] != '.')
-		buf[--n] = '\0';
-}
-
 static bool in_table(const struct be *b)
 {
 	return b->up && !b->drain && b->weight;

@@ -15,15 +15,7 @@
 #include <stdint.h>
 
 #include "core/daemon.h"
-
-/* C is kept in thousandths; 0: off. */
-#define BALANCE_MILLI_MIN 1010
-#define BALANCE_MILLI_MAX 10000
-
-/* "1.25" -> 1250, "off" -> 0; -EINVAL outside 1.01..10 or not a number. */
-int balance_parse(const char *s, uint32_t *milli);
-/* 1250 -> "1.25" (buf of at least 16). */
-void balance_format(uint32_t milli, char *buf, size_t len);
+#include "model/balance.h"
 
 /* Recompute loads and marks (the event loop's tick). */
 void bounded_tick(struct daemon *d);

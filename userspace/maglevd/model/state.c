@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "datapath/bounded.h"
+#include "model/balance.h"
 #include "json_get.h"
 #include "core/log.h"
 #include "maglev_table.h"
