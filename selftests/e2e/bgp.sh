@@ -35,16 +35,6 @@ for i in 1 2 3; do topo_decap_attach "$i"; done
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 R() { ip -n "$(topo_ns router)" "$@"; }
-# The router's next hops for a VIP, from its FIB: "lb1 lb3", or "" without a route.
-hops() {
-	local fam=-4 a k out=
-	case $1 in *:*) fam=-6 ;; esac
-	a=$(R "$fam" route show "$1" 2>/dev/null)
-	for k in 1 2 3; do
-		grep -q "via .* dev l$k " <<<"$a" && out+="${out:+ }lb$k"
-	done
-	echo "$out"
-}
 # wait_hops ADDR WANT SECONDS: until the router's next hops are WANT; the
 # time it took in WAITED (ms).
 wait_hops() {
@@ -52,7 +42,7 @@ wait_hops() {
 	t0=$(now_ms)
 	end=$((t0 + $3 * 1000))
 	while [ "$(now_ms)" -le $end ]; do
-		if [ "$(hops "$1")" = "$2" ]; then
+		if [ "$(topo_hops "$1")" = "$2" ]; then
 			WAITED=$(($(now_ms) - t0))
 			return 0
 		fi
@@ -65,66 +55,12 @@ lb_packets() {
 	topo_ctl "$1" -j stats | jq '[.vips[] | .packets] | add // 0'
 }
 
-# ---- BIRD: the router and one per balancer, each with its own socket,
-# pid file and log in the run's directory. --------------------------------
-bird_start() {
-	local n=$1 d=$TOPO_DIR/bird-$1
-	mkdir -p "$d"
-	bird -p -c "$d/bird.conf" || topo_die "bird config of $n does not parse"
-	topo_exec "$n" bird -c "$d/bird.conf" -s "$d/sock" -P "$d/pid" ||
-		topo_die "bird did not start on $n: $(tail -3 "$d/log")"
-	topo_on_exit "kill \$(cat '$d/pid')"
-}
-birdc_n() {
-	local n=$1
-	shift
-	birdc -s "$TOPO_DIR/bird-$n/sock" "$@"
-}
-mkdir -p "$TOPO_DIR/bird-router"
-{
-	echo "log \"$TOPO_DIR/bird-router/log\" all;"
-	echo "router id 203.0.113.1;"
-	echo "protocol device { }"
-	# One multipath route per VIP in the router's FIB, the kernel's L4 hash
-	# (fib_multipath_hash_policy=1, set by scripts/topology) spreading flows.
-	echo "protocol kernel { merge paths on; ipv4 { import none; export all; }; }"
-	echo "protocol kernel { merge paths on; ipv6 { import none; export all; }; }"
-	echo "template bgp lb { local as 65000; hold time 3; keepalive time 1; connect retry time 1; }"
-	for k in 1 2 3; do
-		echo "protocol bgp lb${k}v4 from lb { neighbor $(topo_lb4 $k) as 65001;"
-		echo "  source address $(topo_router_l4 $k); ipv4 { import all; export none; }; }"
-		echo "protocol bgp lb${k}v6 from lb { neighbor 2001:db8:a$k::2 as 65001;"
-		echo "  source address 2001:db8:a$k::1; ipv6 { import all; export none; }; }"
-	done
-} >"$TOPO_DIR/bird-router/bird.conf"
-bird_start router
-for k in 1 2 3; do
-	mkdir -p "$TOPO_DIR/bird-lb$k"
-	# docs/bird.conf as shipped, only its defines set for this balancer and
-	# the timers short.
-	sed -e "s|^define LB_ADDR4 = .*|define LB_ADDR4 = $(topo_lb4 $k);|" \
-		-e "s|^define LB_ADDR6 = .*|define LB_ADDR6 = $(topo_lb6 $k);|" \
-		-e "s|^define ROUTER_ADDR4 = .*|define ROUTER_ADDR4 = $(topo_router_l4 $k);|" \
-		-e "s|^define ROUTER_ADDR6 = .*|define ROUTER_ADDR6 = 2001:db8:a$k::1;|" \
-		-e "s|^define ANNOUNCE_TABLE = .*|define ANNOUNCE_TABLE = $TABLE;|" \
-		-e "s|^define ANNOUNCE_PROTOCOL = .*|define ANNOUNCE_PROTOCOL = $PROTO;|" \
-		-e "s|^define HOLD = .*|define HOLD = 3;|" \
-		-e "s|^define KEEPALIVE = .*|define KEEPALIVE = 1;|" \
-		-e "s|^\tconnect retry time .*|\tconnect retry time 1;|" \
-		-e "s|^log syslog all;|log \"$TOPO_DIR/bird-lb$k/log\" all;|" \
-		docs/bird.conf >"$TOPO_DIR/bird-lb$k/bird.conf"
-	bird_start "lb$k"
-done
-sessions_up() {
-	for _ in $(seq 100); do
-		[ "$(birdc_n router show protocols | grep -c 'BGP .* up .* Established')" = 6 ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-sessions_up
+# ---- BIRD: the router and one per balancer (scripts/topology) ------------------
+topo_bird_router 1 2 3
+for k in 1 2 3; do topo_bird_lb "$k" $TABLE $PROTO; done
+topo_bgp_wait 6
 e2e_result $? "BIRD: 6 BGP sessions established (router to lb1-3, IPv4 and IPv6)" \
-	"$(birdc_n router show protocols)"
+	"$(topo_birdc router show protocols)"
 
 # ---- maglevd on the balancers, announcing into table $TABLE. ------------------
 for k in 1 2 3; do
@@ -132,7 +68,7 @@ for k in 1 2 3; do
 		announce_stop_grace_ms $GRACE_MS conn_table_size 65536
 	topo_lb_start "$k"
 done
-[ "$(hops $VIP)" = "" ]
+[ "$(topo_hops $VIP)" = "" ]
 e2e_result $? "no balancer ready (no VIP yet): the router has no route to $VIP" "$(R route)"
 vips() {
 	local k=$1 b
@@ -157,7 +93,7 @@ topo_ctl 3 announce off >/dev/null
 vips 3 || topo_die "lb3: adding the VIPs failed"
 topo_wait_up 3 5 || topo_die "lb3: backends not up"
 sleep 0.5
-[ "$(hops $VIP)" = "lb1 lb2" ] && [ "$(topo_ctl 3 -j announce | jq -r '.announce.vips[0].reason')" = maintenance ] || rc=1
+[ "$(topo_hops $VIP)" = "lb1 lb2" ] && [ "$(topo_ctl 3 -j announce | jq -r '.announce.vips[0].reason')" = maintenance ] || rc=1
 topo_ctl 3 announce on >/dev/null
 wait_hops $VIP "lb1 lb2 lb3" 5 || rc=1
 conv+=" lb3 (announce on):${WAITED}ms"
@@ -255,7 +191,7 @@ topo_lb_kill 2 KILL
 sleep 1
 rc=0
 topo_exec lb2 ip route show table $TABLE proto $PROTO | grep -q "^blackhole $VIP " || rc=1
-[ "$(hops $VIP)" = "lb1 lb2 lb3" ] || rc=1
+[ "$(topo_hops $VIP)" = "lb1 lb2 lb3" ] || rc=1
 e2e_result $rc "SIGKILL of lb2's maglevd: its route stays in table $TABLE and on the router" \
 	"$(topo_exec lb2 ip route show table $TABLE)" "$(R route show $VIP)"
 topo_lb_start 2
