@@ -172,5 +172,11 @@ kill -HUP "$DPID"
 check "reload to health_via_encap yes: filter back, backend up again" \
 	bash -c "$(declare -f field wait_state ctl); MAGLEVCTL=$MAGLEVCTL; wait_state $V 198.51.100.31 up 3"
 check "the TC filter is back on lb0" [ -n "$(hc_prog)" ]
+# A restart finds the clsact qdisc the last run left: expected, not a warning.
+stop_daemon
+start_daemon || nok "maglevd starts again"
+check "maglevd restarted: the TC filter is on lb0" [ -n "$(hc_prog)" ]
+check "re-attaching to the clsact qdisc already there logs no libbpf 'Exclusivity flag on' line" \
+	sh -c '! grep -q "Exclusivity flag on" "$1"' _ "$DLOG"
 stop_daemon
 t_done

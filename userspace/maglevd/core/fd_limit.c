@@ -32,9 +32,13 @@ void fd_limit_raise(const struct maglevd_config *cfg)
 	if (rl.rlim_cur >= need)
 		return;
 	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
-		log_warn("open-file limit: the hard limit %llu is below the %llu that max_vips and "
-			 "max_backends_per_vip need; checks that find no socket are counted as "
-			 "unknown",
+		/* Info, not a warning: the need is for max_vips x max_backends_per_vip
+		 * checks at once, which few sites come near; a check that does find
+		 * no socket is warned about when it happens (health.c, unknown).
+		 */
+		log_info("open-file limit: the hard limit %llu is below the %llu that max_vips x "
+			 "max_backends_per_vip checks at once would need; checks beyond it are "
+			 "counted as unknown",
 			 (unsigned long long)rl.rlim_max, (unsigned long long)need);
 		need = rl.rlim_max;
 		if (rl.rlim_cur >= need)

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/libbpf.h>
 
 #include "core/log.h"
 
@@ -32,22 +33,61 @@ int log_parse_level(const char *s)
 	return -1;
 }
 
-void log_msg(enum log_level level, const char *fmt, ...)
+static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
 	static const char *const names[] = {[LOG_ERR] = "error",
 					    [LOG_WARN] = "warning",
 					    [LOG_INFO] = "info",
 					    [LOG_DEBUG] = "debug"};
 	char line[1024];
-	va_list ap;
+	size_t n;
 
 	if (level > cur_level)
 		return;
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
+	/* libbpf's lines end in a newline of their own. */
+	n = strlen(line);
+	while (n && line[n - 1] == '\n')
+		line[--n] = '\0';
 	if (journal)
 		fprintf(stderr, "<%d>%s\n", level, line);
 	else
 		fprintf(stderr, "maglevd: %s: %s\n", names[level], line);
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(level, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * libbpf's messages at the daemon's levels and priorities. Its info lines
+ * describe loading, so they go to debug. The kernel's "Exclusivity flag on"
+ * answer to creating the clsact qdisc that a previous run left is expected
+ * (hc_encap_attach takes EEXIST as success): dropped, not shown as a warning
+ * at every restart.
+ */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	va_list copy;
+	char line[256];
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	va_copy(copy, ap);
+	vsnprintf(line, sizeof(line), fmt, copy);
+	va_end(copy);
+	if (strstr(line, "Exclusivity flag on"))
+		return 0;
+	log_vmsg(level == LIBBPF_WARN ? LOG_WARN : LOG_DEBUG, fmt, ap);
+	return 0;
+}
+
+void log_libbpf(void)
+{
+	libbpf_set_print(libbpf_print);
 }

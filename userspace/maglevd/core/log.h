@@ -13,6 +13,8 @@ void log_init(void);
 void log_set_level(enum log_level level);
 /* "err", "warn", "info", "debug"; returns -1 if unknown. */
 int log_parse_level(const char *s);
+/* Route libbpf's messages through log_msg (levels, journald priorities). */
+void log_libbpf(void);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_err(...)   log_msg(LOG_ERR, __VA_ARGS__)

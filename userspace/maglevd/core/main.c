@@ -445,6 +445,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_init();
+	log_libbpf();
 	if (config_load(d.config_path, &d.cfg, err, sizeof(err))) {
 		log_err("%s", err);
 		return 1;
