@@ -162,6 +162,10 @@ check "backend list: each backend holds the flows pktio saw go to it (20 in all)
 	[ "$(flows 198.51.100.41)+$(flows 198.51.100.42)" = "$want41+$want42" -a $((want41 + want42)) = 20 ]
 check "backend list text: a FLOWS column" \
 	bash -c "$MAGLEVCTL backend list $VF | grep -qE '^192\.0\.2\.40:5000/udp +198\.51\.100\.41 .* $want41\$' && $MAGLEVCTL backend list $VF | head -n1 | grep -q 'FLOWS\$'"
+check "backend list text: says how old the FLOWS counts are" \
+	bash -c "$MAGLEVCTL backend list $VF | tail -n1 | grep -qE '^FLOWS: connection-table entries, counted [0-9]+\.[0-9] s ago\$'"
+check "backend list -j: flows_age_s, a number of seconds" \
+	bash -c "$MAGLEVCTL -j backend list | jq -e '.flows_age_s | type == \"number\" and . >= 0 and . < 60' >/dev/null"
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
 check "metrics: maglev_backend_flows per backend" \
 	grep -qx "maglev_backend_flows{vip=\"$VF\",backend=\"198.51.100.41\"} $want41" "$M"
@@ -223,8 +227,11 @@ check "metrics_per_backend no: no maglev_backend_* series, the per-VIP ones stay
 # A reload through the control socket is a change: one line with the peer.
 n0=$(audited 'reload from uid 0 pid')
 ctl reload >/dev/null
-check "audit: maglevctl reload logs one 'accepted reload' line" \
-	[ "$(audited 'reload from uid 0 pid [0-9]*:')" = $((n0 + 1)) ]
+check "audit: maglevctl reload logs one 'accepted reload' line, without a dangling colon" \
+	[ "$(audited 'reload from uid 0 pid [0-9]*$')" = $((n0 + 1)) ]
+st=$("$MAGLEVCTL" status | head -n1)
+check "status: uptime in units ('up 12s', '3m 4s'), VIPs and backends counted in words ($st)" \
+	bash -c "grep -qE '^maglevd .*, up ([0-9]+s|[0-9]+m [0-9]+s), [0-9]+ VIPs?, [0-9]+ backends?\$' <<<'$st' && ! grep -qE '(^|[^0-9])1 (VIPs|backends)' <<<'$st'"
 
 # --- systemd watchdog --------------------------------------------------------------------
 # As systemd would run it (WatchdogSec=): NOTIFY_SOCKET and WATCHDOG_USEC.

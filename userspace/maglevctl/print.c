@@ -151,8 +151,14 @@ void print_backend_list(const struct ctl_opts *o, json_object *resp)
 	json_object *arr;
 
 	arr_len(resp, "backends", &arr);
-	if (arr)
-		print_backend_rows(arr, true);
+	if (!arr)
+		return;
+	print_backend_rows(arr, true);
+	if (json_object_object_get_ex(resp, "flows_age_s", NULL))
+		printf("FLOWS: connection-table entries, counted %.1f s ago\n",
+		       jdbl(resp, "flows_age_s"));
+	else
+		printf("FLOWS: the connection table has not been counted yet\n");
 }
 
 /* The kernel module's counters: what XDP passed up and the module forwarded. */
@@ -422,15 +428,31 @@ void print_announce(const struct ctl_opts *o, json_object *resp)
 	}
 }
 
+/* 93784 -> "1d 2h": the two largest units. */
+static void duration(int64_t s, char *buf, size_t len)
+{
+	if (s < 60)
+		snprintf(buf, len, "%" PRId64 "s", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%" PRId64 "m %" PRId64 "s", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%" PRId64 "h %" PRId64 "m", s / 3600, s % 3600 / 60);
+	else
+		snprintf(buf, len, "%" PRId64 "d %" PRId64 "h", s / 86400, s % 86400 / 3600);
+}
+
 void print_status(const struct ctl_opts *o, json_object *resp)
 {
 	json_object *ifs;
 	size_t i, n = arr_len(resp, "interfaces", &ifs);
 
-	printf("maglevd %s, pid %" PRId64 ", up %" PRId64 " s, %" PRId64 " VIPs, %" PRId64
-	       " backends\n",
-	       s_or(resp, "version", "?"), jint(resp, "pid"), jint(resp, "uptime_s"),
-	       jint(resp, "vips"), jint(resp, "backends"));
+	char up[32];
+	int64_t nv = jint(resp, "vips"), nb = jint(resp, "backends");
+
+	duration(jint(resp, "uptime_s"), up, sizeof(up));
+	printf("maglevd %s, pid %" PRId64 ", up %s, %" PRId64 " VIP%s, %" PRId64 " backend%s\n",
+	       s_or(resp, "version", "?"), jint(resp, "pid"), up, nv, nv == 1 ? "" : "s", nb,
+	       nb == 1 ? "" : "s");
 	printf("interfaces (%s XDP):", s_or(resp, "xdp_mode", "?"));
 	for (i = 0; i < n; i++)
 		printf(" %s", json_object_get_string(json_object_array_get_idx(ifs, i)));

@@ -188,7 +188,8 @@ int cmd_save(const struct ctl_opts *o, int argc, char **argv)
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	printf(SAVE_HEADER ", %s\n# replay with: maglevctl restore FILE\n", when);
 	nvips = print_vips(stdout, resp, &nbe);
-	printf(SAVE_END " (%zu VIPs, %zu backends)\n", nvips, nbe);
+	printf(SAVE_END " (%zu VIP%s, %zu backend%s)\n", nvips, nvips == 1 ? "" : "s", nbe,
+	       nbe == 1 ? "" : "s");
 	json_object_put(resp);
 	return EXIT_OK;
 }

@@ -127,11 +127,16 @@ void audit_failed(const struct ctl_peer *peer, const char *cmd, const char *err)
 void audit_accepted(const struct ctl_peer *peer, const char *cmd, json_object *req)
 {
 	char line[AUDIT_LINE];
+	size_t n;
 
 	line_head(line, sizeof(line), "accepted", peer, cmd);
 	if (!strcmp(cmd, "batch"))
 		batch_text(req, line, sizeof(line));
 	else
 		args_text(req, line, sizeof(line));
+	/* A change without arguments (reload): no dangling colon. */
+	n = strlen(line);
+	if (n && line[n - 1] == ':')
+		line[n - 1] = '\0';
 	log_info("%s", line);
 }

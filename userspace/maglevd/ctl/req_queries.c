@@ -195,7 +195,14 @@ static json_object *backends_reply(struct daemon *d, json_object *req, struct re
 
 static json_object *do_backend_list(struct daemon *d, json_object *req, struct req_err *e)
 {
-	return backends_reply(d, req, e, be_json);
+	json_object *o = backends_reply(d, req, e, be_json);
+	uint64_t slots, entries, live;
+	double age;
+
+	/* How old the "flows" counts are: the census runs every few seconds. */
+	if (o && flow_count_table(&slots, &entries, &live, &age))
+		json_object_object_add(o, "flows_age_s", json_object_new_double(age));
+	return o;
 }
 
 /* The kernel module's counters, or null when it is not loaded. */

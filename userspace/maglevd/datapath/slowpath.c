@@ -181,7 +181,8 @@ static void sync_all(struct daemon *d)
 	}
 	slowpath_overcap(bounded_marks());
 	if (nl)
-		log_info("slow-path module: in sync (%u VIPs)", d->reg->nvips);
+		log_info("slow-path module: in sync (%u VIP%s)", d->reg->nvips,
+			 d->reg->nvips == 1 ? "" : "s");
 }
 
 void slowpath_tick(struct daemon *d)
