@@ -87,8 +87,8 @@ check "deleting one VIP makes room for another (the limit is a count)" \
 	bash -c "$MAGLEVCTL vip del 192.0.2.2:10001/tcp && $MAGLEVCTL vip add 192.0.2.99:80/tcp"
 refuse "at the limit again" "the limit is 512" vip add 192.0.2.99:81/tcp
 printf 'max_vips 513\n' >"$TDIR/big.conf"
-check "max_vips above the datapath's 512 is a config error" \
-	bash -c "$MAGLEVD -t -c $TDIR/big.conf 2>&1 | grep -q \"line 1: bad value '513' for max_vips\""
+check "max_vips above the datapath's 512 is a config error, naming the key and value once" \
+	bash -c "$MAGLEVD -t -c $TDIR/big.conf 2>&1 | grep -q \"line 1: bad value '513' for max_vips: must be 1..512\$\""
 
 # --- max_backends_per_vip (default 4096) ---------------------------------------------
 for i in $(seq 3 4096); do printf 'backend add %s 2001:db8:b::%x\n' "$VIP" "$i"; done >"$TDIR/bes"

@@ -250,11 +250,31 @@ static int hc_conf_apply(struct hc_params *hc, const struct hc_field *f, const c
 		field = u;                                                   \
 	}
 
+/* ctl_parse_uint's "bad KEY 'VAL': why" without the key and value, which the
+ * config error names already: "why".
+ */
+static const char *reason_only(const char *e, const char *key, const char *val)
+{
+	const char *p = e;
+
+	if (strncmp(p, "bad ", 4))
+		return e;
+	p += 4;
+	if (strncmp(p, key, strlen(key)))
+		return e;
+	p += strlen(key);
+	if (strncmp(p, " '", 2) || strncmp(p + 2, val, strlen(val)))
+		return e;
+	p += 2 + strlen(val);
+	return strncmp(p, "': ", 3) ? e : p + 3;
+}
+
 /* Apply one "key value" line. */
 static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *err, size_t errlen)
 {
 	const struct hc_field *hf;
 	char e[160] = "";
+	const char *why;
 	uint64_t u;
 
 	if (!*val) {
@@ -507,7 +527,8 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 	return 0;
 
 bad_value:
-	snprintf(err, errlen, "bad value '%.60s' for %.40s%s%s", val, key, e[0] ? ": " : "", e);
+	why = reason_only(e, key, val);
+	snprintf(err, errlen, "bad value '%.60s' for %.40s%s%s", val, key, why[0] ? ": " : "", why);
 	return -EINVAL;
 too_long:
 	snprintf(err, errlen, "value of %.40s too long", key);
