@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # shellcheck shell=bash
 # One etcd member for the fleet tests (daemon_fleet.sh, daemon_fleet_health.sh,
 # daemon_fleet_rollback.sh),

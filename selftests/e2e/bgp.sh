@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # A fleet behind ECMP with a real BGP speaker: a router running BIRD with
 # "merge paths" (its kernel hashes flows on the L4 5-tuple over the next
 # hops), three balancers each running maglevd (announce_table) and BIRD

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # make demo's walkthrough (scripts/demo) run whole, and what it prints checked
 # against what docs/demo.md promises: the flows of a removed backend move and
 # no other; a drained backend keeps its connections; a second balancer joins

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Minimal disruption, remove one of four backends, then add a fifth:
 #  - established flows (1,000 keep-alive HTTP connections, a request on each
 #    every 300 ms): every connection on a surviving backend stays up, on the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Two balancers behind an ECMP route (router: multipath, L4 hash), same seed,
 # same backends (lb2 configured by `maglevctl restore` of lb1's `save`): a flow reaches the same backend through either of them; and
 # when one balancer's route is withdrawn, the long-lived connections it was

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Health checks as a client sees them: stop the server on b2 and new requests
 # to it fail (refused) only until maglevd's TCP check has failed `fall` times
 # in a row — then b2 is out of the table and every new request succeeds on

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # ICMP through the balancer, end to end. With maglevd's mtu at 1500 a client
 # on a 1500-byte link sends full-size segments that no longer fit once
 # encapsulated: the balancer answers with ICMP fragmentation-needed (IPv4) or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # shellcheck shell=bash
 # Shared by the end-to-end tests: the topology library plus TAP output and
 # the assertions on what the real clients reported.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Under load: wrk runs for 10 s against the VIP (a new connection per request,
 # so every request takes a fresh pick) while a fourth backend is added, takes
 # traffic, and is removed the way an operator removes one — drained, then

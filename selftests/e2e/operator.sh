@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # The operator's view agrees with what clients saw: `maglevctl lookup` names
 # the backend each client flow reached (connection table and Maglev slot), and
 # predicts the backend of flows not sent yet (the daemon's hash and table are

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Persistence: 50 long-lived TCP connections (a line each way every 100 ms)
 # stay up on their backends while the balancer's configuration changes under
 # them — a backend added, another (drained, no connections) removed, weights

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # End to end through the balancer with real clients, beyond IPv4/TCP/IPIP:
 # an IPv6 VIP (IPv6-in-IPv6 to IPv6 backends), an IPv6 VIP on IPv4 backends
 # (IPv6-in-IPv4), an IPv4 VIP on IPv6 backends (IPv4-in-IPv6), a UDP VIP

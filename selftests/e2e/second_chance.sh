@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Second chance end to end: long-lived TCP connections through two balancers
 # behind ECMP, then at once the router moves every flow to lb2 (lb1's route
 # withdrawn: lb2 has no entry for lb1's flows) and a fourth backend is added

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Send one encapsulated UDP datagram the way the balancer would, to check a
 # backend's decap path without the balancer: the inner packet goes from a
 # client address to a VIP, the outer one to the backend.

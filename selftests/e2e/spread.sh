@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Spread: 3,000 HTTP flows from 64 client addresses through the balancer
 # reach three equal backends a third each (±10%); with weights 1:2:3 the
 # shares are 1/6, 2/6, 3/6 (±10%). Counted by the client from the backend

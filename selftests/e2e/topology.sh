@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # The end-to-end topology itself, without a balancer: the VIPs routed straight
 # to one backend must be answered by that backend over the direct-return path,
 # for HTTP, UDP and long-lived TCP, IPv4 and IPv6, from every client source;

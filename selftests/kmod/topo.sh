@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Test topology of the slow-path module tests (runs inside the VM).
 #
 #   mlk-c  c0 ==veth== l0  mlk-lb  lb1 ==veth== eth0  mlk-b1

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Independent Python transcription of docs/maglev-table.md (SipHash-2-4, the
 # canonical backend encoding, quotas, population; the ring and rendezvous
 # placements). It reproduces the values pinned in table_test.c and

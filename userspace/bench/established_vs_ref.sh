@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # The established-flow cases of xdp_bench side by side with the same cases
 # built from an older commit (issue 14: "the established path no slower than
 # today in the same run"). The two builds run alternately ROUNDS times

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # The established-flow case of xdp_bench, side by side with the balancer
 # stripped of most of what its hit path does (stripped.patch lists what), to
 # show how far the 40 ns target is from the program's skeleton. The two

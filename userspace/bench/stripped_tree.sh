@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # The stripped balancer's sources in DIR: a copy of this tree (not of
 # build/), outside any git work tree so that git apply patches it as plain
 # files, with userspace/bench/stripped.patch applied. Used by
