@@ -130,11 +130,11 @@ check "restore (flush) replaces the running config" \
 	bash -c "$MAGLEVCTL restore $TDIR/saved && [ \$($MAGLEVCTL -j vip list | jq '.vips|length') -eq 3 ]"
 
 # --- rejected inputs: exit 1, one line, nothing changed --------------------------
-reject "bad IPv4 VIP address" vip add 192.0.2.300:80/tcp
-reject "bad IPv6 VIP address" vip add '[2001:db8::zz]:80/tcp'
-reject "IPv6 VIP without brackets" vip add 2001:db8::10:80/tcp
-reject "bad backend address" backend add $V4 198.51.100.999
-reject "backend with a port" backend add $V4 198.51.100.4:80
+reject -rc 2 "bad IPv4 VIP address" vip add 192.0.2.300:80/tcp
+reject -rc 2 "bad IPv6 VIP address" vip add '[2001:db8::zz]:80/tcp'
+reject -rc 2 "IPv6 VIP without brackets" vip add 2001:db8::10:80/tcp
+reject -rc 2 "bad backend address" backend add $V4 198.51.100.999
+reject -rc 2 "backend with a port" backend add $V4 198.51.100.4:80
 reject "unspecified VIP address" vip add 0.0.0.0:80/tcp
 reject "broadcast VIP address" vip add 255.255.255.255:80/tcp
 reject "IPv6 unspecified VIP address" vip add '[::]:80/tcp'
@@ -142,13 +142,13 @@ reject "unspecified backend" backend add $V4 0.0.0.0
 reject "multicast backend" backend add $V4 224.0.0.5
 reject "loopback backend" backend add $V4 127.0.0.1
 reject "IPv6 multicast backend" backend add "$V6" ff02::1
-reject "port 0" vip add 192.0.2.20:0/tcp
-reject "port 65536" vip add 192.0.2.20:65536/tcp
-reject "port not a number" vip add 192.0.2.20:http/tcp
-reject "unknown protocol" vip add 192.0.2.20:80/sctp
-reject "missing protocol" vip add 192.0.2.20:80
+reject -rc 2 "port 0" vip add 192.0.2.20:0/tcp
+reject -rc 2 "port 65536" vip add 192.0.2.20:65536/tcp
+reject -rc 2 "port not a number" vip add 192.0.2.20:http/tcp
+reject -rc 2 "unknown protocol" vip add 192.0.2.20:80/sctp
+reject -rc 2 "missing protocol" vip add 192.0.2.20:80
 reject "weight 65536" backend add $V4 198.51.100.4 --weight 65536
-reject "negative weight" backend add $V4 198.51.100.4 --weight -1
+reject -rc 2 "negative weight" backend add $V4 198.51.100.4 --weight -1
 reject "weight out of range on set" backend set $V4 198.51.100.2 --weight 100000
 reject "duplicate VIP" vip add $V4
 reject "duplicate backend" backend add $V4 198.51.100.2
@@ -293,8 +293,25 @@ json_reject() { # json_reject [-rc N] ARGS...: exit N (1) and {"ok":false,"error
 	rc=$?
 	[ $rc -eq "$want" ] && echo "$out" | jqt '.ok == false and (.error | length) > 0' >/dev/null
 }
-check "-j: a value maglevctl itself rejects is answered in JSON (exit 1)" \
-	json_reject backend add $V4 198.51.100.70 --weight abc
+check "stats -w | head -n1: the watch ends once its reader is gone (exit 0 within 5 s)" \
+	bash -c "timeout 5 $MAGLEVCTL stats -w | head -n1 >/dev/null; [ \${PIPESTATUS[0]} = 0 ]"
+check "-j: a value maglevctl itself rejects is a usage error, answered in JSON (exit 2)" \
+	json_reject -rc 2 backend add $V4 198.51.100.70 --weight abc
+check "-j: so is an address it cannot parse, before anything is sent (exit 2)" \
+	json_reject -rc 2 backend add $V4 198.51.100.999
+check "-j: a restore the daemon rejects names the file and line, as without -j" \
+	bash -c "$MAGLEVCTL -j restore $TDIR/bad1 2>/dev/null | jq -e --arg f $TDIR/bad1 \
+		'.ok == false and .file == \$f and .line == $(wc -l <"$TDIR/bad1") and
+		 (.error | startswith(\"\(\$f):$(wc -l <"$TDIR/bad1"): weight 70000 out of range\"))' >/dev/null"
+for bad in "frob|unknown object 'frob'" "--frob|unknown option '--frob'" "stats --frob|stats: unknown option '--frob'" \
+	"backend add $V4 198.51.100.70 --weight -1|bad weight '-1'"; do
+	args=${bad%%|*} want=${bad#*|}
+	# shellcheck disable=SC2086 # args are words
+	out=$("$MAGLEVCTL" $args 2>&1)
+	rc=$?
+	check "maglevctl $args: exit 2, naming the word ($want)" \
+		bash -c "[ $rc = 2 ] && grep -qF \"$want\" <<<\"\$1\"" _ "$out"
+done
 check "-j: a restore file rejected before sending is answered in JSON (exit 1)" \
 	json_reject restore "$TDIR/bad2"
 check "-j: without a daemon the answer is JSON too (exit 3)" \
@@ -344,6 +361,8 @@ check "metrics: Content-Length equals the body's length (200 and 404 answers)" \
 
 # --- SIGHUP ------------------------------------------------------------------------------
 h_before=$(ctl -j lookup $V4 203.0.113.7:40000 | jq .hash)
+check "lookup -j: the 64-bit hash is a string of digits (jq keeps every digit)" \
+	bash -c "[[ '$h_before' =~ ^\\\"[0-9]{1,20}\\\"\$ ]]"
 g_before=$(ctl -j table $V4 | jq .table_gen)
 sed -i 's/^seed .*/seed fedcba9876543210fedcba9876543210/' "$CONF"
 kill -HUP "$DPID"

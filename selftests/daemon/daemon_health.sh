@@ -42,6 +42,9 @@ check "down backend: no flags in the live backend map (its flows are re-picked)"
 check "healthy backend holds every slot" [ "$(slots $V 198.51.100.21)" -eq 65537 ]
 check "backend with a listener stays up, checks succeeding" \
 	bash -c "[ \"\$($MAGLEVCTL -j health $V | jq -r '.backends[] | select(.backend==\"198.51.100.21\") | .state + \" \" + .last_result')\" = 'up ok' ]"
+check "maglevctl health: STREAK reads ok:N for the up backend, fail:N for the down one; UNKNOWN a number" \
+	bash -c "out=\$($MAGLEVCTL health $V) && grep -qE '^[^ ]+ +198\.51\.100\.21 +up .* ok:[0-9]+ +0 ' <<<\"\$out\" &&
+		grep -qE '^[^ ]+ +198\.51\.100\.22 +down .* fail:[0-9]+ +0 ' <<<\"\$out\" && head -n1 <<<\"\$out\" | grep -q ' STREAK  *UNKNOWN '"
 
 listen 198.51.100.22 8080 || nok "listener on 198.51.100.22:8080"
 L22=$LPID

@@ -254,15 +254,18 @@ snapshot() {
 	} 2>&1
 }
 
-# reject NAME ARGS...: maglevctl ARGS exits 1 with one line and changes nothing.
+# reject [-rc N] NAME ARGS...: maglevctl ARGS exits N (1: rejected by the
+# daemon; 2: a usage error, nothing sent) with one line and changes nothing.
 reject() {
+	local want=1
+	[ "$1" = -rc ] && want=$2 && shift 2
 	local name=$1
 	shift
 	local before out rc
 	before=$(snapshot)
 	out=$("$MAGLEVCTL" "$@" 2>&1)
 	rc=$?
-	if [ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && [ "$(snapshot)" = "$before" ]; then
+	if [ $rc -eq "$want" ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && [ "$(snapshot)" = "$before" ]; then
 		ok "rejected, state unchanged: $name ($out)"
 	else
 		nok "rejected, state unchanged: $name (rc $rc: $out)"

@@ -63,6 +63,29 @@ static const struct opt_def *find_opt(const struct opt_def *opts, const struct o
 }
 
 /*
+ * A VIP or backend address the daemon could not parse either (the same
+ * parsers, userspace/lib/ctl_proto.c): a usage error before anything is sent.
+ */
+static int check_pos(const char *name, const char *val, struct build_err *e)
+{
+	struct maglev_vip_key key;
+	struct ctl_addr addr;
+	char why[160];
+	bool any;
+	int r = 0;
+
+	if (!strcmp(name, "vip"))
+		r = ctl_parse_vip(val, &key, &any, why, sizeof(why));
+	else if (!strcmp(name, "backend"))
+		r = ctl_parse_addr(val, &addr, why, sizeof(why));
+	if (r) {
+		usage(e, "%s", why);
+		e->value = true;
+	}
+	return r;
+}
+
+/*
  * Parse argv against opts and more; positional arguments go to pos[] (npos
  * exactly). Options may come before, between or after the positional ones,
  * as "--name value" or "--name=value".
@@ -85,6 +108,10 @@ static json_object *parse_args(const char *cmd, int argc, char **argv, const str
 			if (n == npos) {
 				json_object_put(req);
 				return usage(e, "%s: unexpected argument '%.60s'", cmd, a);
+			}
+			if (check_pos(pos_names[n], a, e)) {
+				json_object_put(req);
+				return NULL;
 			}
 			json_object_object_add(req, pos_names[n++], json_object_new_string(a));
 			continue;
@@ -133,8 +160,10 @@ static json_object *parse_args(const char *cmd, int argc, char **argv, const str
 		} else {
 			uint64_t v;
 
+			/* Nothing is sent: a usage error, as the man page says. */
 			if (ctl_parse_uint(val, name, 0, INT32_MAX, &v, e->msg, sizeof(e->msg))) {
-				e->code = EXIT_REJECTED;
+				e->code = EXIT_USAGE;
+				e->value = true;
 				json_object_put(req);
 				return NULL;
 			}
@@ -185,6 +214,7 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 	const char *verb = argc ? argv[0] : "";
 
 	e->code = EXIT_USAGE;
+	e->value = false;
 	e->msg[0] = '\0';
 	hc_opt_defs(hc_opts);
 	if (!strcmp(object, "vip")) {

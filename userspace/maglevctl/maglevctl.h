@@ -30,7 +30,8 @@ void add_expect(const struct ctl_opts *o, json_object *req);
 
 /* Result of turning argv into a request. */
 struct build_err {
-	int code; /* EXIT_USAGE or EXIT_REJECTED */
+	int code;   /* EXIT_USAGE or EXIT_REJECTED */
+	bool value; /* a bad value (address, number): one line, no help text */
 	char msg[256];
 };
 

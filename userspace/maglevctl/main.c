@@ -105,6 +105,15 @@ static int usage_error(const char *msg, const char *object, const char *verb)
 	return EXIT_USAGE;
 }
 
+/* "unknown option '--frob'": the word itself, so a typo shows at once. */
+static const char *named(const char *what, const char *word)
+{
+	static char buf[128];
+
+	snprintf(buf, sizeof(buf), "%s '%.60s'", what, word);
+	return buf;
+}
+
 static json_object *simple_req(const char *cmd)
 {
 	json_object *req = json_object_new_object();
@@ -136,7 +145,8 @@ static int query(const struct ctl_opts *o, const char *object, const char *cmd, 
 	req = simple_req(cmd);
 	for (i = 0; i < argc; i++) {
 		if (argv[i][0] == '-' && argv[i][1])
-			return json_object_put(req), usage_error("unknown option", object, NULL);
+			return json_object_put(req),
+			       usage_error(named("unknown option", argv[i]), object, NULL);
 		json_object_object_add(req, names[i], json_object_new_string(argv[i]));
 	}
 	return run_request(o, req, print);
@@ -157,7 +167,7 @@ static int cmd_stats(const struct ctl_opts *o, int argc, char **argv)
 		if (!strcmp(argv[i], "-w") || !strcmp(argv[i], "--watch"))
 			watch = true;
 		else if (argv[i][0] == '-')
-			return usage_error("stats: unknown option", "stats", NULL);
+			return usage_error(named("stats: unknown option", argv[i]), "stats", NULL);
 		else if (n < 1)
 			pos[n++] = argv[i];
 		else
@@ -169,6 +179,11 @@ static int cmd_stats(const struct ctl_opts *o, int argc, char **argv)
 		rc = query(o, "stats", "stats", n, pos, 0, names, 1, print_stats);
 		if (rc || !watch)
 			return rc;
+		/* SIGPIPE is ignored: a reader that went away ("stats -w | head")
+		 * shows as a failed write, which ends the watch.
+		 */
+		if (fflush(stdout) == EOF || ferror(stdout))
+			return errno == EPIPE ? EXIT_OK : EXIT_UNKNOWN;
 		sleep(1);
 	} while (1);
 }
@@ -189,7 +204,7 @@ static int cmd_table(const struct ctl_opts *o, int argc, char **argv)
 		if (!strcmp(argv[i], "--dump"))
 			dump = true;
 		else if (argv[i][0] == '-' && argv[i][1])
-			return usage_error("table: unknown option", "table", NULL);
+			return usage_error(named("table: unknown option", argv[i]), "table", NULL);
 		else if (!vip)
 			vip = argv[i];
 		else
@@ -241,6 +256,11 @@ static int dispatch(const struct ctl_opts *o, int argc, char **argv)
 		}
 		req = build_change(object, argc - 1, argv + 1, &e);
 		if (!req) {
+			/* A bad value: its one line says all; -j answers on stdout too. */
+			if (e.code == EXIT_USAGE && (o->json || e.value)) {
+				report_error(o, e.msg);
+				return EXIT_USAGE;
+			}
 			if (e.code == EXIT_USAGE)
 				return usage_error(e.msg, object, verb);
 			report_error(o, e.msg);
@@ -279,7 +299,7 @@ static int dispatch(const struct ctl_opts *o, int argc, char **argv)
 		help_main(stdout);
 		return EXIT_OK;
 	}
-	return usage_error("unknown object", NULL, NULL);
+	return usage_error(named("unknown object", object), NULL, NULL);
 }
 
 int main(int argc, char **argv)
@@ -333,7 +353,7 @@ int main(int argc, char **argv)
 			help_main(stdout);
 			return EXIT_OK;
 		} else {
-			return usage_error("unknown option", NULL, NULL);
+			return usage_error(named("unknown option", a), NULL, NULL);
 		}
 	}
 	if (i == argc) {

@@ -239,21 +239,28 @@ void print_health(const struct ctl_opts *o, json_object *resp)
 	json_object *arr;
 	size_t i, n = arr_len(resp, "backends", &arr);
 
-	printf("%-28s %-40s %-8s %-10s %-7s %4s %4s %7s  %s\n", "VIP", "BACKEND", "STATE", "CHECK",
-	       "LAST", "OK", "FAIL", "UNKNOWN", "ERROR");
+	/* STREAK: the run of equal results rise/fall count (one of the two is
+	 * always 0); UNKNOWN: a total since start, as no streak counts them.
+	 */
+	printf("%-28s %-40s %-8s %-10s %-7s %-8s %7s  %s\n", "VIP", "BACKEND", "STATE", "CHECK",
+	       "LAST", "STREAK", "UNKNOWN", "ERROR");
 	for (i = 0; i < n; i++) {
 		json_object *b = json_object_array_get_idx(arr, i);
-		char chk[32];
+		char chk[32], streak[24] = "-";
 
 		if (jint(b, "port"))
 			snprintf(chk, sizeof(chk), "%s:%" PRId64, s_or(b, "check", "?"),
 				 jint(b, "port"));
 		else
 			snprintf(chk, sizeof(chk), "%s", s_or(b, "check", "?"));
-		printf("%-28s %-40s %-8s %-10s %-7s %4" PRId64 " %4" PRId64 " %7" PRId64 "  %s\n",
-		       s_or(b, "vip", "?"), s_or(b, "backend", "?"), s_or(b, "state", "?"), chk,
-		       s_or(b, "last_result", "-"), jint(b, "ok_streak"), jint(b, "fail_streak"),
-		       jint(b, "checks_unknown"), s_or(b, "last_error", ""));
+		if (jint(b, "ok_streak"))
+			snprintf(streak, sizeof(streak), "ok:%" PRId64, jint(b, "ok_streak"));
+		else if (jint(b, "fail_streak"))
+			snprintf(streak, sizeof(streak), "fail:%" PRId64, jint(b, "fail_streak"));
+		printf("%-28s %-40s %-8s %-10s %-7s %-8s %7" PRId64 "  %s\n", s_or(b, "vip", "?"),
+		       s_or(b, "backend", "?"), s_or(b, "state", "?"), chk,
+		       s_or(b, "last_result", "-"), streak, jint(b, "checks_unknown"),
+		       s_or(b, "last_error", ""));
 	}
 }
 

@@ -486,22 +486,39 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 			goto out;
 		}
 		json_object_put(batch);
-		if (o->json && (!dry_run || !jbool(resp, "ok")))
-			printf("%s\n", json_object_to_json_string(resp));
-		rc = EXIT_OK;
 		if (!jbool(resp, "ok")) {
+			char where[600];
+
 			rc = EXIT_REJECTED;
 			e = jstr(resp, "error");
 			/* "batch request N (...): why" -> "FILE:LINE: why" */
 			if (e && sscanf(e, "batch request %d", &n) == 1 && n >= 1 &&
 			    n <= (int)json_object_array_length(list) && lines[n - 1] &&
-			    strstr(e, "): "))
-				fprintf(stderr, "maglevctl: %s:%d: %s (nothing applied)\n", path,
-					lines[n - 1], strstr(e, "): ") + 3);
-			else
-				fprintf(stderr, "maglevctl: %s (nothing applied)\n",
-					e ? e : "rejected");
-		} else if (dry_run) {
+			    strstr(e, "): ")) {
+				snprintf(where, sizeof(where), "%s:%d: %s (nothing applied)", path,
+					 lines[n - 1], strstr(e, "): ") + 3);
+				json_object_object_add(resp, "file", json_object_new_string(path));
+				json_object_object_add(resp, "line",
+						       json_object_new_int(lines[n - 1]));
+			} else {
+				snprintf(where, sizeof(where), "%s (nothing applied)",
+					 e ? e : "rejected");
+			}
+			/* -j: the same words as without, the daemon's own in daemon_error. */
+			if (o->json) {
+				if (e)
+					json_object_object_add(resp, "daemon_error",
+							       json_object_new_string(e));
+				json_object_object_add(resp, "error", json_object_new_string(where));
+				printf("%s\n", json_object_to_json_string(resp));
+			}
+			fprintf(stderr, "maglevctl: %s\n", where);
+		} else if (o->json && !dry_run) {
+			printf("%s\n", json_object_to_json_string(resp));
+			rc = EXIT_OK;
+		} else if (!dry_run) {
+			rc = EXIT_OK;
+		} else {
 			rc = print_diff(o, path, cur, resp);
 		}
 		json_object_put(resp);

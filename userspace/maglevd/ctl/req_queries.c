@@ -485,7 +485,7 @@ static json_object *do_lookup(struct daemon *d, json_object *req, struct req_err
 	struct maglev_conn conn;
 	struct maglev_backend mb;
 	struct maglev_seed seed;
-	char name[CTL_ADDR_STRLEN];
+	char name[CTL_ADDR_STRLEN], hs[24];
 	const struct be *tb, *cb = NULL;
 	struct maglev_vip_key vk;
 	struct ctl_addr src;
@@ -552,7 +552,9 @@ static json_object *do_lookup(struct daemon *d, json_object *req, struct req_err
 	}
 	tb = find_be_idx(v, live_table[slot]);
 	o = req_ok_reply();
-	json_object_object_add(o, "hash", json_object_new_uint64(h));
+	/* A string: a 64-bit hash as a JSON number loses digits in jq and JavaScript. */
+	snprintf(hs, sizeof(hs), "%" PRIu64, h);
+	json_object_object_add(o, "hash", json_object_new_string(hs));
 	json_object_object_add(o, "slot", json_object_new_int64(slot));
 	if (tb) {
 		ctl_format_addr(&tb->addr, name, sizeof(name));
