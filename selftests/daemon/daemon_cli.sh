@@ -8,9 +8,14 @@
 
 setup_net || skip_all "cannot create namespaces/veth"
 write_conf "max_backends_per_vip 8"
-check "maglevd -t accepts the test config" bash -c "$MAGLEVD -t -c $CONF >/dev/null"
-check "the documented example config (docs/maglevd.conf.example) is valid" \
-	bash -c "$MAGLEVD -t -c $ROOT/docs/maglevd.conf.example >/dev/null"
+# -t checks the interfaces too: run where the balancer's interface is.
+check "maglevd -t accepts the test config" bash -c "ip netns exec $NS_LB $MAGLEVD -t -c $CONF >/dev/null"
+sed "s/^interface eth0$/interface lb0/" "$ROOT/docs/maglevd.conf.example" >"$TDIR/example.conf"
+check "the documented example config (docs/maglevd.conf.example) is valid (its interface set to lb0)" \
+	bash -c "ip netns exec $NS_LB $MAGLEVD -t -c $TDIR/example.conf >/dev/null"
+out=$("$MAGLEVD" -t -c "$CONF" 2>&1)
+check "maglevd -t where lb0 does not exist: refused, naming the interface ($out)" \
+	bash -c "[ $? != 0 ] && grep -q 'interface lb0 does not exist' <<<'$out'"
 start_daemon || { nok "maglevd starts"; t_done; }
 ok "maglevd starts in its namespace"
 

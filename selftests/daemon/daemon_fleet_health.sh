@@ -255,7 +255,7 @@ unblock 2
 conf 2 local
 c 2 reload >/dev/null 2>&1
 check "reload with health_scope local: fleet kept until a restart, and said so" \
-	bash -c "[ \"\$($MAGLEVCTL -s $TDIR/b2.sock -j status | jq -r .fleet.health_scope)\" = fleet ] && grep -q 'and health_scope take effect on restart only' $TDIR/b2.log"
+	bash -c "[ \"\$($MAGLEVCTL -s $TDIR/b2.sock -j status | jq -r .fleet.health_scope)\" = fleet ] && grep -q 'reload: health_scope changed in .* but takes effect on restart only' $TDIR/b2.log"
 
 # --- health_scope local: the divergence the digests show -----------------------------
 stop_all

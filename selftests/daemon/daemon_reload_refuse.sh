@@ -53,6 +53,11 @@ refused() {
 	check "$name: the refused reload changed nothing" [ "$(snapshot)" = "$before" ]
 }
 
+# maglevd -t runs the same check against the running state file first.
+{ cat "$TDIR/good.conf"; echo "max_vips 2"; } >"$TDIR/t.conf"
+out=$(lbx "$MAGLEVD" -t -c "$TDIR/t.conf" 2>&1)
+check "maglevd -t refuses max_vips 2 with 3 VIPs in the state file, as the reload will ($out)" \
+	bash -c "[ $? = 1 ] && grep -q 'too many VIPs: the limit is 2 (max_vips)' <<<'$out'"
 refused "max_vips 2 with 3 VIPs" "too many VIPs: the limit is 2 (max_vips)" "max_vips 2"
 check "after it, a 4th VIP is still accepted (max_vips stays 512)" \
 	bash -c "$MAGLEVCTL vip add 192.0.2.12:80/tcp && $MAGLEVCTL vip del 192.0.2.12:80/tcp"

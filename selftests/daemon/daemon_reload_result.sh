@@ -53,7 +53,7 @@ check "and says why (the line and the key)" grep -q "bad value 'lots' for mtu" <
 cp "$TDIR/good.conf" "$CONF"
 echo "mtu 500" >>"$CONF"
 check "set-up: maglevd -t accepts mtu 500 (the datapath is what refuses it)" \
-	"$MAGLEVD" -t -c "$CONF"
+	lbx "$MAGLEVD" -t -c "$CONF"
 systemctl_reload
 diag "ExecReload said: rc $RELOAD_RC: $RELOAD_ERR"
 check "ExecReload with mtu 500 exits non-zero" [ "$RELOAD_RC" -ne 0 ]

@@ -68,7 +68,7 @@ check "man maglevctl works from the unpacked package (its NAME line)" \
 	bash -c "MANPAGER=cat MANWIDTH=80 man -M '$T/root/usr/share/man' maglevctl 2>/dev/null | grep -q 'maglevctl - '"
 EX=$T/root/usr/share/doc/maglev-lb/examples/maglevd.conf.example
 check "the packaged maglevd -t accepts the packaged example" \
-	bash -c "'$T/root/usr/sbin/maglevd' -t -c '$EX' >/dev/null"
+	with_eth0 sh -c "'$T/root/usr/sbin/maglevd' -t -c '$EX' >/dev/null 2>&1"
 check "the packaged unit runs /usr/sbin/maglevd" \
 	grep -qx 'ExecStart=/usr/sbin/maglevd -c /etc/maglev/maglevd.conf' \
 	"$T/root/usr/lib/systemd/system/maglevd.service"

@@ -47,9 +47,10 @@ check "installed maglevd --version says the tree's version ($VER)" \
 check "installed maglevctl --version says the tree's version" \
 	[ "$("$P/bin/maglevctl" --version)" = "maglevctl $VER" ]
 EX=$P/share/doc/maglev-lb/examples/maglevd.conf.example
-out=$("$P/sbin/maglevd" -t -c "$EX" 2>&1)
-check "installed maglevd -t accepts the installed example config" \
-	[ $? -eq 0 -a "$out" = "maglevd: $EX: configuration OK" ]
+out=$(with_eth0 "$P/sbin/maglevd" -t -c "$EX" 2>&1)
+check "installed maglevd -t accepts the installed example config, warning of its default seed" \
+	[ $? -eq 0 -a "$(tail -n1 <<<"$out")" = "maglevd: $EX: configuration OK (with the warning above)" \
+		-a -n "$(grep -F 'warning:' <<<"$out" | grep -F 'no seed')" ]
 { cat "$EX"; echo "health_rise 0"; } >"$T/bad.conf"
 out=$("$P/sbin/maglevd" -t -c "$T/bad.conf" 2>&1)
 check "installed maglevd -t refuses a bad value, naming it" \

@@ -12,3 +12,15 @@ diag() { echo "# $*"; }
 # check NAME CMD...: one test line from a command's status.
 check() { local name=$1; shift; if "$@"; then ok "$name"; else nok "$name"; fi; }
 t_done() { echo "1..$T_N"; [ "$T_FAIL" -eq 0 ]; exit $?; }
+
+# with_eth0 CMD...: CMD in a network namespace of its own that has an eth0
+# (a veth), as the example configuration names (maglevd -t checks that its
+# interfaces exist). The namespace is removed afterwards.
+with_eth0() {
+	local ns=mlbpkg$$ rc
+	ip netns add "$ns" && ip -n "$ns" link add eth0 type veth peer name eth1 || return 1
+	ip netns exec "$ns" "$@"
+	rc=$?
+	ip netns del "$ns"
+	return $rc
+}

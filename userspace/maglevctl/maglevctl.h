@@ -17,7 +17,14 @@
 
 #include "json_get.h"
 
-enum { EXIT_OK = 0, EXIT_REJECTED = 1, EXIT_USAGE = 2, EXIT_NO_DAEMON = 3, EXIT_UNKNOWN = 4 };
+enum {
+	EXIT_OK = 0,
+	EXIT_REJECTED = 1,
+	EXIT_USAGE = 2,
+	EXIT_NO_DAEMON = 3,
+	EXIT_UNKNOWN = 4,
+	EXIT_RESTART = 5, /* reloaded; keys that need a restart changed and wait */
+};
 
 struct ctl_opts {
 	bool json;

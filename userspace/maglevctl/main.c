@@ -77,8 +77,10 @@ json_object *call(const struct ctl_opts *o, json_object *req, int *rc)
 	return resp;
 }
 
-int run_request(const struct ctl_opts *o, json_object *req,
-		void (*print)(const struct ctl_opts *o, json_object *resp))
+/* run_request, the exit status taken from the answer by rc_of (NULL: 0). */
+static int run_request_rc(const struct ctl_opts *o, json_object *req,
+			  void (*print)(const struct ctl_opts *o, json_object *resp),
+			  int (*rc_of)(json_object *resp))
 {
 	json_object *resp;
 	int rc;
@@ -92,9 +94,16 @@ int run_request(const struct ctl_opts *o, json_object *req,
 			       resp, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	else
 		print(o, resp);
+	rc = rc_of ? rc_of(resp) : EXIT_OK;
 	json_object_put(resp);
 	fflush(stdout);
-	return EXIT_OK;
+	return rc;
+}
+
+int run_request(const struct ctl_opts *o, json_object *req,
+		void (*print)(const struct ctl_opts *o, json_object *resp))
+{
+	return run_request_rc(o, req, print, NULL);
 }
 
 static int usage_error(const char *msg, const char *object, const char *verb)
@@ -188,6 +197,28 @@ static int cmd_stats(const struct ctl_opts *o, int argc, char **argv)
 	} while (1);
 }
 
+/* reload: exit 5 when keys that take effect on restart only changed. */
+static int reload_rc(json_object *resp)
+{
+	json_object *pending = NULL;
+
+	json_object_object_get_ex(resp, "restart_pending", &pending);
+	return json_object_is_type(pending, json_type_array) && json_object_array_length(pending)
+		       ? EXIT_RESTART
+		       : EXIT_OK;
+}
+
+static int cmd_reload(const struct ctl_opts *o, int argc, char **argv)
+{
+	if (argc && is_help(argv[0])) {
+		help_topic(stdout, "reload", NULL);
+		return EXIT_OK;
+	}
+	if (argc)
+		return usage_error("reload takes no arguments", "reload", NULL);
+	return run_request_rc(o, simple_req("reload"), print_reload, reload_rc);
+}
+
 /* table VIP [--dump] */
 static int cmd_table(const struct ctl_opts *o, int argc, char **argv)
 {
@@ -279,7 +310,7 @@ static int dispatch(const struct ctl_opts *o, int argc, char **argv)
 	if (!strcmp(object, "status"))
 		return query(o, object, "status", argc - 1, argv + 1, 0, vip_n, 0, print_status);
 	if (!strcmp(object, "reload"))
-		return query(o, object, "reload", argc - 1, argv + 1, 0, vip_n, 0, print_reload);
+		return cmd_reload(o, argc - 1, argv + 1);
 	if (!strcmp(object, "announce")) {
 		static const char *const state_n[] = {"state"};
 

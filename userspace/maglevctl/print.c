@@ -39,6 +39,18 @@ void print_ok(const struct ctl_opts *o, json_object *resp)
 {
 }
 
+/* "a b" from a JSON array of strings; "" when empty or absent. */
+static void words(json_object *o, const char *key, char *buf, size_t len)
+{
+	json_object *arr;
+	size_t i, n = arr_len(o, key, &arr), off = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? " " : "",
+					json_object_get_string(json_object_array_get_idx(arr, i)));
+}
+
 static void check_desc(json_object *chk, char *buf, size_t len)
 {
 	const char *type = s_or(chk, "type", "none");
@@ -468,6 +480,14 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 	printf("tables digest %s (all VIPs), seed fingerprint %s\n", s_or(resp, "vips_digest", "?"),
 	       s_or(resp, "seed_fingerprint", "?"));
 	print_status_detail(resp);
+	{
+		char pending[256];
+
+		words(resp, "restart_pending", pending, sizeof(pending));
+		if (pending[0])
+			printf("changed in the configuration, waiting for a restart: %s\n",
+			       pending);
+	}
 	printf("health checks that could not be made (unknown, no verdict): %" PRId64 "\n",
 	       jint(resp, "health_checks_unknown"));
 	print_announce(o, resp);
@@ -476,5 +496,11 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 
 void print_reload(const struct ctl_opts *o, json_object *resp)
 {
+	char pending[256];
+
+	words(resp, "restart_pending", pending, sizeof(pending));
 	printf("configuration reloaded from %s\n", s_or(resp, "config", "?"));
+	if (pending[0])
+		printf("not applied until maglevd restarts (the running values stay): %s\n",
+		       pending);
 }

@@ -650,3 +650,59 @@ int config_load(const char *path, struct maglevd_config *cfg, char *err, size_t 
 	free(buf);
 	return r;
 }
+
+/*
+ * The keys bound at start: the datapath's maps and attachment, the files
+ * and sockets, the announce table, the etcd thread. One table, so a reload
+ * names exactly the ones that changed (config_keep_restart_only).
+ */
+#define RK(name, field, str)                                             \
+	{                                                                \
+		name, offsetof(struct maglevd_config, field),            \
+			sizeof(((struct maglevd_config *)0)->field), str \
+	}
+static const struct restart_key {
+	const char *name;
+	size_t off, size;
+	bool str; /* a NUL-terminated string: compared up to the NUL */
+} restart_keys[] = {
+	RK("state_file", state_file, true),
+	RK("pin_dir", pin_dir, true),
+	RK("control_socket", control_socket, true),
+	RK("conn_table_size", conn_table_size, false),
+	RK("xdp_mode", xdp_generic, false),
+	RK("tcp_closed_timeout_ms", tcp_closed_ms, false),
+	RK("announce_table", announce_table, false),
+	RK("announce_protocol", announce_protocol, false),
+	RK("fleet_etcd", fleet_etcd, true),
+	RK("fleet_prefix", fleet_prefix, true),
+	RK("fleet_node", fleet_node, true),
+	RK("fleet_ca", fleet_ca, true),
+	RK("fleet_cert", fleet_cert, true),
+	RK("fleet_key", fleet_key, true),
+	RK("health_scope", health_fleet, false),
+};
+#undef RK
+
+size_t config_keep_restart_only(struct maglevd_config *nc, const struct maglevd_config *run,
+				char *changed, size_t len)
+{
+	size_t i, n = 0, off = 0;
+
+	if (len)
+		changed[0] = '\0';
+	for (i = 0; i < sizeof(restart_keys) / sizeof(restart_keys[0]); i++) {
+		const struct restart_key *k = &restart_keys[i];
+		char *to = (char *)nc + k->off;
+		const char *from = (const char *)run + k->off;
+
+		if (k->str ? !strncmp(to, from, k->size) : !memcmp(to, from, k->size))
+			continue;
+		memcpy(to, from, k->size);
+		if (off < len)
+			off += (size_t)snprintf(changed + off, len - off, "%s%s", n ? " " : "",
+						k->name);
+		n++;
+	}
+	return n;
+}

@@ -78,5 +78,12 @@ bool config_has_iface(const struct maglevd_config *cfg, const char *name);
 
 /* Check a health-check parameter set for consistency. */
 int hc_params_check(const struct hc_params *p, char *err, size_t errlen);
+/*
+ * A reload: put back into nc the running value of every key bound at start
+ * (restart only) that the file changed; their names, space-separated, in
+ * changed. Returns how many.
+ */
+size_t config_keep_restart_only(struct maglevd_config *nc, const struct maglevd_config *run,
+				char *changed, size_t len);
 
 #endif /* MAGLEVD_CONFIG_H */

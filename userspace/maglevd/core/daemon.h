@@ -70,6 +70,10 @@ struct daemon {
 	 */
 	time_t last_reload_time;
 	char reload_error[512];
+	/* Keys the last good reload changed that take effect on restart only
+	 * (space-separated; "" none): they wait, and status says so.
+	 */
+	char restart_pending[256];
 	int ifindex[CFG_MAX_IFACES];
 	int n_attached;
 	/* metrics_sample(): samples taken, and the seconds the current rates

@@ -214,26 +214,6 @@ static int rebuild_all_tables(struct daemon *d, char *err, size_t errlen)
 	return daemon_commit(d, next, COMMIT_SRC_RELOAD, err, errlen);
 }
 
-/* The fleet_* keys, bound at start (the etcd thread holds them). */
-static bool fleet_changed(const struct maglevd_config *a, const struct maglevd_config *b)
-{
-	return strcmp(a->fleet_etcd, b->fleet_etcd) || strcmp(a->fleet_prefix, b->fleet_prefix) ||
-	       strcmp(a->fleet_node, b->fleet_node) || strcmp(a->fleet_ca, b->fleet_ca) ||
-	       strcmp(a->fleet_cert, b->fleet_cert) || strcmp(a->fleet_key, b->fleet_key) ||
-	       a->health_fleet != b->health_fleet;
-}
-
-static void fleet_keep(struct maglevd_config *nc, const struct maglevd_config *cur)
-{
-	strcpy(nc->fleet_etcd, cur->fleet_etcd);
-	strcpy(nc->fleet_prefix, cur->fleet_prefix);
-	strcpy(nc->fleet_node, cur->fleet_node);
-	strcpy(nc->fleet_ca, cur->fleet_ca);
-	strcpy(nc->fleet_cert, cur->fleet_cert);
-	strcpy(nc->fleet_key, cur->fleet_key);
-	nc->health_fleet = cur->health_fleet;
-}
-
 /* A reload applied part-way (the new config is in use, a rebuild failed):
  * reported as failed, with what is in use and what to do.
  */
@@ -254,37 +234,27 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 {
 	struct maglev_config mc, old_mc;
 	struct maglevd_config nc;
-	char e[512], e2[256];
+	char e[512], e2[256], pending[sizeof(d->restart_pending)];
 	bool reseed, regroup, refail;
+	size_t pending_n;
 	int i, r;
 
 	sd_notify(0, "RELOADING=1");
 	if (config_load(d->config_path, &nc, e, sizeof(e)))
 		goto fail;
-	/* Settings bound at start stay; say so rather than half-apply them. */
-	if (strcmp(nc.state_file, d->cfg.state_file) || strcmp(nc.pin_dir, d->cfg.pin_dir) ||
-	    strcmp(nc.control_socket, d->cfg.control_socket) ||
-	    nc.conn_table_size != d->cfg.conn_table_size || nc.xdp_generic != d->cfg.xdp_generic ||
-	    nc.tcp_closed_ms != d->cfg.tcp_closed_ms || fleet_changed(&nc, &d->cfg)) {
-		log_warn("reload: state_file, pin_dir, control_socket, conn_table_size, "
-			 "tcp_closed_timeout_ms and xdp_mode take effect on restart only; keeping "
-			 "the running values");
-		if (fleet_changed(&nc, &d->cfg))
-			log_warn("reload: the fleet_* keys and health_scope take effect on restart "
-				 "only; keeping "
-				 "the running values");
-		if (strcmp(nc.state_file, d->cfg.state_file))
-			log_warn("reload: state_file changed: move %s to %s before restarting "
-				 "(maglevd does not start without it while VIPs are live)",
-				 d->cfg.state_file, nc.state_file);
-		strcpy(nc.state_file, d->cfg.state_file);
-		strcpy(nc.pin_dir, d->cfg.pin_dir);
-		strcpy(nc.control_socket, d->cfg.control_socket);
-		nc.conn_table_size = d->cfg.conn_table_size;
-		nc.xdp_generic = d->cfg.xdp_generic;
-		nc.tcp_closed_ms = d->cfg.tcp_closed_ms;
-		fleet_keep(&nc, &d->cfg);
-	}
+	/* Settings bound at start stay; name each that changed rather than
+	 * half-apply it. They wait for a restart (status, the reload's answer).
+	 */
+	pending_n = config_keep_restart_only(&nc, &d->cfg, pending, sizeof(pending));
+	if (pending_n)
+		log_warn("reload: %s changed in %s but take%s effect on restart only; keeping the "
+			 "running value%s until then",
+			 pending, d->config_path, pending_n == 1 ? "s" : "",
+			 pending_n == 1 ? "" : "s");
+	if (strstr(pending, "state_file"))
+		log_warn("reload: state_file changed: move %s to the new path before restarting "
+			 "(maglevd does not start without it while VIPs are live)",
+			 d->cfg.state_file);
 	/* A start with nc would refuse the state file of these VIPs. */
 	if (state_check_config(d->reg, &nc, e2, sizeof(e2))) {
 		snprintf(e, sizeof(e),
@@ -349,7 +319,9 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 				       "health_on_fail is in use but rewriting the backends failed",
 				       "reload again", e2, err, errlen);
 	status_reload_done(d, NULL);
-	log_info("configuration reloaded from %s", d->config_path);
+	snprintf(d->restart_pending, sizeof(d->restart_pending), "%s", pending);
+	log_info("configuration reloaded from %s%s%s", d->config_path,
+		 pending[0] ? "; waiting for a restart: " : "", pending);
 	sd_notify(0, "READY=1");
 	return 0;
 fail:
@@ -396,6 +368,48 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 		/* Interface MACs and their gateways, followed. */
 		netinfo_if_sync(d);
 	}
+}
+
+/*
+ * maglevd -t: the checks a start makes before it touches the datapath, so
+ * that what -t passes a start (or a reload of the running daemon, whose
+ * state file this is) does not refuse: the file, its interfaces, and the
+ * VIPs of the state file against its limits. Warnings (the default seed)
+ * are printed; they do not fail the check. 0 or 1.
+ */
+static int test_config(struct daemon *d)
+{
+	struct registry_ctx ctx = {.dp = NULL, .cfg = &d->cfg};
+	struct registry *reg = NULL;
+	int i, bad = 0, warn = 0;
+	char err[512];
+	bool missing;
+
+	for (i = 0; i < d->cfg.n_ifaces; i++)
+		if (!if_nametoindex(d->cfg.ifaces[i])) {
+			fprintf(stderr, "maglevd: error: %s: interface %s does not exist here: %s\n",
+				d->config_path, d->cfg.ifaces[i], strerror(errno));
+			bad++;
+		}
+	if (state_load(d->cfg.state_file, &ctx, &reg, &missing, err, sizeof(err))) {
+		fprintf(stderr, "maglevd: error: %s: the state file does not fit it: %s\n",
+			d->config_path, err);
+		bad++;
+	}
+	if (reg)
+		registry_free(reg);
+	if (d->cfg.seed_default) {
+		fprintf(stderr,
+			"maglevd: warning: %s: no seed: the documented default seed would be used; "
+			"set a secret one (see docs/operations.md)\n",
+			d->config_path);
+		warn++;
+	}
+	if (bad)
+		return 1;
+	printf("maglevd: %s: configuration OK%s\n", d->config_path,
+	       warn ? " (with the warning above)" : "");
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -450,10 +464,8 @@ int main(int argc, char **argv)
 		log_err("%s", err);
 		return 1;
 	}
-	if (test_only) {
-		printf("maglevd: %s: configuration OK\n", d.config_path);
-		return 0;
-	}
+	if (test_only)
+		return test_config(&d);
 	log_set_level(verbose ? LOG_DEBUG : d.cfg.log_level);
 	fd_limit_raise(&d.cfg);
 	if (d.cfg.seed_default)

@@ -47,6 +47,17 @@ const char *status_slowpath(void)
 	return access(SLOWPATH_SYSFS, F_OK) ? "not loaded" : "loaded, not in sync";
 }
 
+json_object *status_restart_pending(const struct daemon *d)
+{
+	json_object *arr = json_object_new_array();
+	char buf[sizeof(d->restart_pending)], *save, *k;
+
+	snprintf(buf, sizeof(buf), "%s", d->restart_pending);
+	for (k = strtok_r(buf, " ", &save); k; k = strtok_r(NULL, " ", &save))
+		json_object_array_add(arr, json_object_new_string(k));
+	return arr;
+}
+
 void status_reload_done(struct daemon *d, const char *err)
 {
 	d->last_reload_time = time(NULL);
@@ -147,5 +158,7 @@ void status_json(struct daemon *d, json_object *o)
 			json_object_object_add(rl, "error",
 					       json_object_new_string(d->reload_error));
 	}
+	json_object_object_add(rl, "restart_pending", status_restart_pending(d));
 	json_object_object_add(o, "last_reload", rl);
+	json_object_object_add(o, "restart_pending", status_restart_pending(d));
 }

@@ -19,6 +19,8 @@ const char *status_xdp_mode(const char *ifname, uint32_t *prog_id);
 const char *status_slowpath(void);
 /* Record a reload's outcome (daemon_reload()): err NULL on success. */
 void status_reload_done(struct daemon *d, const char *err);
+/* The keys the last reload changed that wait for a restart, as a JSON array. */
+json_object *status_restart_pending(const struct daemon *d);
 /* Add the fields above to a status answer. */
 void status_json(struct daemon *d, json_object *o);
 
