@@ -16,9 +16,9 @@ HOLDER=$!
 disown $HOLDER
 EXTRA_PIDS="${EXTRA_PIDS:-} $HOLDER"
 hostx() { nsenter --mount="/proc/$HOLDER/ns/mnt" "$@"; }
+# Ready once it sleeps: its unmount loop could otherwise take maglevd's mount.
 for _ in $(seq 50); do
-	[ "$(readlink /proc/$HOLDER/ns/mnt)" != "$(readlink /proc/self/ns/mnt)" ] &&
-		! hostx mountpoint -q /sys/fs/bpf && break
+	[ "$(cat /proc/$HOLDER/comm 2>/dev/null)" = sleep ] && break
 	sleep 0.05
 done
 check "the test's mount namespace has no bpffs at /sys/fs/bpf" \

@@ -99,4 +99,30 @@ check "and still drops the spoofed source" bash -c "! grep -q reattached-spoofed
 check "detach" dtool detach lb0 --pin "$DPIN"
 check "no XDP program left on lb0" bash -c "! ip -n '$NS_LB' link show lb0 | grep -q xdp"
 check "pins removed" [ ! -e "$DPIN" ]
+
+# The default pin dir: outside the host's network namespace it names the
+# namespace too, so two namespaces' lb0 (sharing the host's bpffs) never
+# share pins.
+NSPIN=/sys/fs/bpf/maglev-decap/lb0@netns-$(stat -L -c %i "/run/netns/$NS_LB")
+trap 'rm -rf "$NSPIN"; cleanup' EXIT
+check "attach without --pin, in a namespace of its own: pinned in $NSPIN" \
+	bash -c "$(declare -f dtool); NS_LB=$NS_LB TOOL=$TOOL; dtool attach lb0 --open && [ -e '$NSPIN/maglev_decap_cfg' ]"
+check "show and detach find the same dir" \
+	bash -c "$(declare -f dtool); NS_LB=$NS_LB TOOL=$TOOL; dtool show lb0 | grep -q prog_id && dtool detach lb0 && [ ! -e '$NSPIN' ]"
+# Without a bpffs at /sys/fs/bpf (a private mount namespace held by a sleeper,
+# the host's mounts untouched), attach mounts one as maglevd does and says so.
+unshare -m --propagation private sh -c \
+	'while mountpoint -q /sys/fs/bpf; do umount -l /sys/fs/bpf || exit 1; done; exec sleep 60' &
+HOLDER=$!
+EXTRA_PIDS="${EXTRA_PIDS:-} $HOLDER"
+# Ready once it sleeps: its unmount loop could otherwise take the new mount.
+for _ in $(seq 50); do
+	[ "$(cat /proc/$HOLDER/comm 2>/dev/null)" = sleep ] && break
+	sleep 0.05
+done
+out=$(nsenter --mount=/proc/$HOLDER/ns/mnt --net=/run/netns/$NS_LB "$TOOL" attach lb0 --open 2>&1)
+check "attach with no bpffs mounted: mounts one and says so ($out)" \
+	bash -c "grep -q 'no bpffs was mounted at /sys/fs/bpf: mounted one' <<<'$out' &&
+		[ \"\$(nsenter --mount=/proc/$HOLDER/ns/mnt stat -f -c %T /sys/fs/bpf)\" = bpf_fs ]"
+nsenter --mount=/proc/$HOLDER/ns/mnt --net=/run/netns/$NS_LB "$TOOL" detach lb0 >/dev/null 2>&1
 t_done

@@ -28,6 +28,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpffs.h"
 #include "maglev_decap.h"
 #include "maglev_maps.h"
 #include "maglev_decap.skel.h"
@@ -86,7 +87,8 @@ static void usage(FILE *f)
 		"                        this or --allow-src)\n"
 		"  --gue-port PORT       GUE port to decapsulate (default %d)\n"
 		"  --mode native|generic XDP mode for attach (default native)\n"
-		"  --pin DIR             pin dir (default " PIN_BASE "/DEV)\n"
+		"  --pin DIR             pin dir (default " PIN_BASE "/DEV; DEV@netns-INODE\n"
+		"                        outside the host's network namespace)\n"
 		"  -h, --help            this help\n"
 		"\n"
 		"Without --allow-src and --own-dst the program is open: any host that reaches DEV\n"
@@ -207,6 +209,24 @@ static int sync_keys(int fd, const void *keys, int n, size_t ksz)
 	return 0;
 }
 
+/*
+ * The default pin dir: PIN_BASE/DEV in the host's network namespace (pid
+ * 1's), and PIN_BASE/DEV@netns-INODE in any other, so that two namespaces'
+ * eth0 (which share the host's bpffs) never share pins.
+ */
+static void default_pin(const char *dev, char *buf, size_t len)
+{
+	struct stat self, init;
+
+	/* Not known to be the host's (pid 1's namespace unreadable): suffixed. */
+	if (!stat("/proc/self/ns/net", &self) &&
+	    (stat("/proc/1/ns/net", &init) || self.st_ino != init.st_ino))
+		snprintf(buf, len, "%s/%s@netns-%llu", PIN_BASE, dev,
+			 (unsigned long long)self.st_ino);
+	else
+		snprintf(buf, len, "%s/%s", PIN_BASE, dev);
+}
+
 /* pin/name into path (PATH_MAX); -1 if too long. */
 static int pin_path(char *path, const char *pin, const char *name)
 {
@@ -295,6 +315,7 @@ static int attach(const char *dev, const char *pin, int mode, const struct conf 
 	struct maglev_decap *skel;
 	char path[PATH_MAX];
 	int ifindex = (int)if_nametoindex(dev), r;
+	bool mounted;
 	size_t i;
 
 	if (!ifindex)
@@ -304,7 +325,16 @@ static int attach(const char *dev, const char *pin, int mode, const struct conf 
 		return die("attach %s: name the balancers' outer sources (--allow-src PREFIX), or "
 			   "--open to decapsulate from anyone",
 			   dev);
-	if (mkdir(PIN_BASE, 0700) && errno != EEXIST)
+	/* The same bpffs handling as maglevd: mount one where none is. */
+	if (maglev_bpffs_ensure(pin, &mounted, path, sizeof(path)))
+		return die("%s", path);
+	if (mounted)
+		fprintf(stderr,
+			"maglev-decap: no bpffs was mounted at " MAGLEV_BPFFS_ROOT
+			": mounted one for pin dir %s\n",
+			pin);
+	if (!strncmp(pin, PIN_BASE "/", strlen(PIN_BASE) + 1) && mkdir(PIN_BASE, 0700) &&
+	    errno != EEXIST)
 		return die("cannot create " PIN_BASE ": %s", strerror(errno));
 	if (mkdir(pin, 0700) && errno != EEXIST)
 		return die("cannot create the pin dir %s", pin);
@@ -495,7 +525,7 @@ int main(int argc, char **argv)
 	if (own_auto && own_addrs(dev, &c))
 		return die("--own-dst auto: %s has no IPv4 or IPv6 address", dev);
 	if (!pin) {
-		snprintf(pinbuf, sizeof(pinbuf), "%s/%s", PIN_BASE, dev);
+		default_pin(dev, pinbuf, sizeof(pinbuf));
 		pin = pinbuf;
 	}
 	if (!strcmp(cmd, "attach"))

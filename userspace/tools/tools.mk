@@ -27,5 +27,6 @@ $(TOOLS_XDP_PASS): userspace/tools/xdp_pass.bpf.c
 # skeleton, attached, pinned and configured (strict mode).
 MAGLEV_DECAP_TOOL := $(BUILD)/maglev-decap
 ALL_TARGETS += $(MAGLEV_DECAP_TOOL)
-$(MAGLEV_DECAP_TOOL): userspace/tools/maglev_decap.c include/maglev_decap.h $(BUILD)/maglev_decap.skel.h
-	$(CC) $(CFLAGS) -Iinclude -I$(BUILD) -o $@ $< -lbpf -lelf -lz
+$(MAGLEV_DECAP_TOOL): userspace/tools/maglev_decap.c userspace/lib/bpffs.c include/maglev_decap.h \
+		$(BUILD)/maglev_decap.skel.h
+	$(CC) $(CFLAGS) -Iinclude -I$(BUILD) -o $@ $< userspace/lib/bpffs.c -lbpf -lelf -lz
