@@ -264,6 +264,37 @@ static int remove_vip_finish(const struct vip *old, const struct registry_ctx *c
 	return 0;
 }
 
+/*
+ * next was cloned from the newest registry, which may have been queued and
+ * not yet written: its table generation, digest, second-chance window,
+ * rendezvous build and backend flags are then that registry's intentions,
+ * or older. Take them from old, which the datapath holds, before anything
+ * is compared or built against them.
+ */
+static void take_from_datapath(const struct vip *o, struct vip *n)
+{
+	uint32_t i;
+
+	n->table_gen = o->table_gen;
+	n->table_slots_used = o->table_slots_used;
+	n->digest = o->digest;
+	n->sc_until_ms = o->sc_until_ms;
+	n->rebuild_ms = o->rebuild_ms;
+	if (n->rdv != o->rdv) {
+		registry_rdv_put(n->rdv);
+		n->rdv = o->rdv;
+		if (n->rdv)
+			__atomic_add_fetch(&n->rdv->refs, 1, __ATOMIC_RELAXED);
+	}
+	index_old(o, true);
+	for (i = 0; i < n->nbe; i++) {
+		const struct be *ob = old_by_idx[n->bes[i].idx];
+
+		n->bes[i].dp_flags = ob && ob->gen == n->bes[i].gen ? ob->dp_flags : 0;
+	}
+	index_old(o, false);
+}
+
 int registry_commit_build(const struct registry *old, struct registry *next,
 			  const struct registry_ctx *ctx, struct registry_pending *p, char *err,
 			  size_t errlen)
@@ -272,6 +303,11 @@ int registry_commit_build(const struct registry *old, struct registry *next,
 	int r;
 
 	memset(p, 0, sizeof(*p));
+	/* All first: a build that fails part-way leaves next true for a rollback. */
+	for (i = 0; old && i < MAGLEV_MAX_VIPS; i++)
+		if (old->vips[i] && next->vips[i] &&
+		    !memcmp(&old->vips[i]->key, &next->vips[i]->key, sizeof(next->vips[i]->key)))
+			take_from_datapath(old->vips[i], next->vips[i]);
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		const struct vip *o = old ? old->vips[i] : NULL;
 		struct vip *n = next->vips[i];

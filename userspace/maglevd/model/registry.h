@@ -29,9 +29,14 @@ struct be {
 	struct ctl_addr addr;
 	uint32_t weight;
 	bool drain;
-	bool up;	  /* health */
-	bool start_down;  /* added down: up at its first passing check, whatever rise says */
-	uint8_t dp_flags; /* MAGLEV_BACKEND_F_* last written to the datapath */
+	bool up;	 /* health */
+	bool start_down; /* added down: up at its first passing check, whatever rise says */
+	/* MAGLEV_BACKEND_F_* last written to the datapath. Like a VIP's
+	 * table_gen, digest, sc_until_ms and rdv: true once the registry is
+	 * written; a registry still queued holds its clone's copies until its
+	 * build takes them from the one before it (registry_commit_build).
+	 */
+	uint8_t dp_flags;
 	/* Counters of this index when the backend got it (indices are reused). */
 	struct maglev_backend_stats base;
 	/* Rates from the last two one-second samples. */
