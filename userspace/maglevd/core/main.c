@@ -155,7 +155,11 @@ static void adopt_health(struct daemon *d)
 			if (p.type == HC_NONE || maglev_dp_backend_get(d->dp, b->idx, &mb) ||
 			    mb.gen != b->gen || memcmp(mb.addr, b->addr.addr, sizeof(mb.addr)))
 				continue;
-			if (!(mb.flags & (MAGLEV_BACKEND_F_UP | MAGLEV_BACKEND_F_DRAIN)))
+			/* DRAIN is also what a failed backend of an on_fail drain VIP
+			 * keeps; only the operator's drain or weight 0 make it up.
+			 */
+			if (!(mb.flags & MAGLEV_BACKEND_F_UP) &&
+			    !(mb.flags & MAGLEV_BACKEND_F_DRAIN && (b->drain || !b->weight)))
 				b->up = false;
 		}
 	}
