@@ -128,6 +128,18 @@ check "every packet forwarded (80 sent, 80 seen)" [ "$(echo "$out" | jq '.sent =
 check "198.51.100.82 got some of them" \
 	[ "$(echo "$out" | jq '[.flows[] | .["198.51.100.82"] // 0] | add')" -gt 0 ]
 
+# The read-back (datapath/readback.c) agrees: a pass begun after all this.
+readback_agrees() {
+	local p0 i
+	p0=$(ctl -j status | jq '.datapath.passes // 0')
+	for i in $(seq 200); do
+		ctl -j status | jq -e ".datapath.passes >= $p0 + 2 and .datapath.drift_vips == 0" >/dev/null && return 0
+		sleep 0.05
+	done
+	diag "datapath: $(ctl -j status | jq -c .datapath)"
+	return 1
+}
+check "the datapath read back agrees with the registry" readback_agrees
 check "ip monitor saw no delete in table $TABLE" bash -c "! grep -q 'Deleted.*table $TABLE' $MON"
 grep "table $TABLE" "$MON" | sed 's/^/# monitor: /'
 stop_daemon

@@ -422,6 +422,29 @@ void print_announce(const struct ctl_opts *o, json_object *resp)
 	}
 }
 
+/* The "datapath" member of status: the maps read back against the registry. */
+static void print_readback(json_object *resp)
+{
+	json_object *dp, *arr;
+	size_t i, n;
+
+	if (!json_object_object_get_ex(resp, "datapath", &dp))
+		return;
+	n = arr_len(dp, "drift", &arr);
+	if (!n) {
+		printf("datapath read back: agrees with the registry (%" PRId64 " passes)\n",
+		       jint(dp, "passes"));
+		return;
+	}
+	printf("datapath read back: %zu VIP%s DIFFER%s from the registry\n", n, n == 1 ? "" : "s",
+	       n == 1 ? "S" : "");
+	for (i = 0; i < n; i++) {
+		json_object *v = json_object_array_get_idx(arr, i);
+
+		printf("  %-30s %s\n", s_or(v, "vip", "?"), s_or(v, "differs", ""));
+	}
+}
+
 void print_status(const struct ctl_opts *o, json_object *resp)
 {
 	json_object *ifs;
@@ -438,6 +461,7 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 	       s_or(resp, "state_file", "?"));
 	printf("tables digest %s (all VIPs), seed fingerprint %s\n", s_or(resp, "vips_digest", "?"),
 	       s_or(resp, "seed_fingerprint", "?"));
+	print_readback(resp);
 	print_status_detail(resp);
 	printf("health checks that could not be made (unknown, no verdict): %" PRId64 "\n",
 	       jint(resp, "health_checks_unknown"));

@@ -26,6 +26,7 @@
 #include "datapath/flow_count.h"
 #include "fleet/fleet.h"
 #include "core/log.h"
+#include "datapath/readback.h"
 #include "datapath/second_chance.h"
 #include "datapath/slowpath.h"
 #include "model/state.h"
@@ -395,6 +396,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	slowpath_tick(d);
 	fleet_tick(d);
 	second_chance_tick(d);
+	readback_tick(d);
 	bounded_tick(d);
 	if (metrics_sample(d)) {
 		/* Interface MACs and their gateways, followed. */

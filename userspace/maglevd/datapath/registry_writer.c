@@ -19,7 +19,10 @@
 #include "datapath/slowpath.h"
 #include "datapath/table_swap.h"
 
-static uint8_t be_flags(const struct be *b, enum hc_on_fail on_fail)
+/* In the table, draining, or neither. A failed backend of an on_fail drain
+ * VIP keeps its established flows: draining, not gone.
+ */
+uint8_t registry_be_flags(const struct be *b, enum hc_on_fail on_fail)
 {
 	if (!b->up)
 		return on_fail == HC_ON_FAIL_DRAIN && !b->start_down ? MAGLEV_BACKEND_F_DRAIN : 0;
@@ -102,7 +105,7 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 	for (i = 0; i < v->nbe; i++) {
 		const struct be *b = &v->bes[i];
 
-		if (be_flags(b, HC_ON_FAIL_REPICK) != MAGLEV_BACKEND_F_UP)
+		if (registry_be_flags(b, HC_ON_FAIL_REPICK) != MAGLEV_BACKEND_F_UP)
 			continue;
 		specs[n].family = b->addr.family;
 		memcpy(specs[n].addr, b->addr.addr, sizeof(specs[n].addr));
@@ -189,7 +192,7 @@ static int commit_vip_build(const struct vip *old, struct vip *v, const struct r
 	for (i = 0; i < v->nbe && !r; i++) {
 		struct be *b = &v->bes[i];
 		const struct be *o = old_by_idx[b->idx];
-		uint8_t f = be_flags(b, hc.on_fail);
+		uint8_t f = registry_be_flags(b, hc.on_fail);
 
 		if (f == MAGLEV_BACKEND_F_UP && (!o || o->dp_flags != f || o->gen != b->gen))
 			r = write_backend(ctx, b, f, err, errlen);

@@ -200,6 +200,9 @@ void registry_rdv_put(struct rdv_memo *m);
 int registry_commit(const struct registry *old, struct registry *next,
 		    const struct registry_ctx *ctx, char *err, size_t errlen);
 
+/* The MAGLEV_BACKEND_F_* flags the datapath should hold for b. */
+uint8_t registry_be_flags(const struct be *b, enum hc_on_fail on_fail);
+
 /* What the build half of a commit left for the finish half, per VIP id. */
 #define REGISTRY_PEND_REMOVED 1 /* the old VIP of this id: zero its backends */
 #define REGISTRY_PEND_CHANGED 2 /* the new one: backends that left its table */
