@@ -67,8 +67,9 @@ listen_tcp "$NS_LB" 198.51.100.81 8080 || nok "listener on 198.51.100.81:8080"
 listen_tcp "$NS_LB" 198.51.100.82 8080 || nok "listener on 198.51.100.82:8080"
 L82=$LPID
 ctl vip add $V1 --check none && ctl backend add $V1 198.51.100.71 && ctl backend add $V1 198.51.100.72
-# A 300 ms interval, rise and fall 1: a verdict at the first check that differs.
-ctl vip add $V2 --check tcp --check-interval 300 --check-timeout 200 --rise 1 --fall 1 &&
+# Rise and fall 1: a verdict at the first check that differs; a timeout of
+# 900 ms: no verdict from a slow answer on a loaded machine.
+ctl vip add $V2 --check tcp --check-interval 1000 --check-timeout 900 --rise 1 --fall 1 &&
 	ctl backend add $V2 198.51.100.81 && ctl backend add $V2 198.51.100.82
 both_up() { wait_state $V2 198.51.100.81 up 5 && wait_state $V2 198.51.100.82 up 5; }
 check "V2's backends pass their checks" both_up

@@ -24,7 +24,7 @@ for a in 91 92 93; do
 	listen_tcp "$NS_LB" 198.51.100.$a 8080 || nok "listener on .$a:8080"
 	eval "L$a=\$LPID"
 done
-ctl vip add $V --check tcp --check-interval 300 --check-timeout 200 --rise 1 --fall 1 --on-fail drain &&
+ctl vip add $V --check tcp --check-interval 1000 --check-timeout 900 --rise 1 --fall 1 --on-fail drain &&
 	ctl backend add $V 198.51.100.91 && ctl backend add $V 198.51.100.92 &&
 	ctl backend add $V 198.51.100.93 --drain || nok "VIP and backends added"
 # A drained backend that passes its checks shows "drain", a failed one "down".

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * The datapath read back and compared with the registry, a few VIPs each
- * tick (a full pass every READBACK_PASS_MS): the VIP's entry (id, encap,
- * GUE port, second chance), its table by backend address (the digest of
- * drift.c over the addresses the backend map holds, against the registry's
- * digest) and each backend's entry (address, generation, flags). Never while
+ * tick (a full pass every READBACK_PASS_MS, longer for many VIPs): the
+ * VIP's entry (id, encap, GUE port, second chance), its table by backend
+ * address (the digest of drift.c over the addresses the backend map holds,
+ * against the registry's digest) and each backend's entry (address,
+ * generation, flags). Never while
  * a commit or a table swap is under way: the datapath holds a mix then, by
  * design. A result holds for the table generation it was read at; a VIP
  * rebuilt since is not reported until it is read again.
@@ -143,6 +144,8 @@ void readback_tick(struct daemon *d)
 	if (!d->reg || !d->reg->nvips || daemon_commit_busy() || table_swap_pending())
 		return;
 	n = (d->reg->nvips * TICK_MS + READBACK_PASS_MS - 1) / READBACK_PASS_MS;
+	if (n > READBACK_MAX_PER_TICK)
+		n = READBACK_MAX_PER_TICK;
 	while (done < n) {
 		const struct vip *v = d->reg->vips[cursor];
 		struct result *r = &res[cursor];

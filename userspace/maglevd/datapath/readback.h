@@ -13,8 +13,12 @@
 
 #include "core/daemon.h"
 
-/* A full pass over the VIPs takes this long, a few VIPs each tick. */
-#define READBACK_PASS_MS 2000
+/* A full pass over the VIPs takes this long, a few VIPs each tick, but no
+ * more than READBACK_MAX_PER_TICK: with more than 40 VIPs, longer (each
+ * costs about 3 ms of the loop: its 64K slots read and hashed).
+ */
+#define READBACK_PASS_MS      2000
+#define READBACK_MAX_PER_TICK 2
 
 /* Every tick: read back the next VIPs, unless a commit or swap is under way. */
 void readback_tick(struct daemon *d);
