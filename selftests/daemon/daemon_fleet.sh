@@ -337,20 +337,38 @@ wait_nodes() {
 }
 fleet_ok() { ctl fleet status >"$TDIR/fs.txt"; }
 check "fleet status lists the three balancers" wait_nodes "b1 b2 b3"
-agree_fs() {
+# fs_until JQ: until JQ holds for fleet status -j (10 s at most).
+fs_until() {
 	local end=$((SECONDS + 10))
 	while [ $SECONDS -le $end ]; do
-		ctl -j fleet status | jq -e ".agree and ([.nodes[].revision] | unique == [$R])" >/dev/null && return 0
+		ctl -j fleet status | jq -e "$1" >/dev/null && return 0
 		sleep 0.2
 	done
 	return 1
 }
+agree_fs() { fs_until ".agree and ([.nodes[].revision] | unique == [$R])"; }
 check "... all on revision $R, agreeing" agree_fs
 check "... exit 0, text: 3 balancers, agree, one line each" \
 	bash -c "$MAGLEVCTL fleet status >$TDIR/fs.txt && grep -q '^3 balancers, agree\$' $TDIR/fs.txt && [ \$(grep -c '^b[123] ' $TDIR/fs.txt) = 3 ]"
 fp1=$(ctl -j status | jq -r .seed_fingerprint)
 check "... each node's status has its per-VIP digests and version" \
 	jq1 "[.nodes[] | (.digests | length == 1) and (.version | length > 0) and .seed_fingerprint == \"$fp1\"] | all" <(ctl -j fleet status)
+
+# A balancer whose datapath differs from its registry (a backend's flags
+# cleared behind its back): the digests cannot show it, fleet status does.
+check "... each node's datapath agrees with its registry (column agrees)" \
+	bash -c "$MAGLEVCTL fleet status >$TDIR/fs.txt && [ \$(grep -c '^b[123] .* agrees ' $TDIR/fs.txt) = 3 ]"
+idx=$(c2 -j backend list $V | jq '.backends[0].index')
+dp_backend_flags "$PIN-b2" "$idx" 0 || nok "bpftool: backend $idx of balancer 2 cleared"
+b2_drift() { fs_until '[.nodes[] | select(.node == "b2") | .datapath_drift] == [1]'; }
+check "balancer 2's datapath changed behind its back: fleet status says 1 VIP drifts" b2_drift
+ctl fleet status >"$TDIR/fs.txt"
+rc=$?
+check "... text: b2's line says 1 DRIFT, exit 1" bash -c "[ $rc = 1 ] && grep -q '^b2 .* 1 DRIFT ' $TDIR/fs.txt"
+stop_b 2
+start_b 2 || nok "balancer 2 restarts"
+no_drift() { fs_until '[.nodes[].datapath_drift] == [0, 0, 0]'; }
+check "... restarted, it writes its datapath again: no drift anywhere" no_drift
 
 # A balancer with another seed: flagged by fleet status and the digests.
 conf_b 3 "seed fedcba9876543210fedcba9876543210"

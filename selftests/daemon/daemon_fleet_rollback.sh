@@ -8,7 +8,8 @@
 # table (its digest the registry's) are the new revision's, and the metrics
 # count that revision applied once. Then a maglevctl change with the table
 # swap held (MAGLEVD_TEST_SWAP_HOLD): its client is answered only once the
-# swap is done, not when the revision reaches the registry.
+# swap is done, not when the revision reaches the registry. Last, two
+# revisions queued behind a held swap withdraw no VIP (ip monitor route).
 #
 #   etcd ns: lo 192.0.2.254 (client URL) <- veth 192.0.2.242/30 -> lb ns 192.0.2.241
 . "$(dirname "$0")/lib.sh"
@@ -57,7 +58,10 @@ fleet_failures() {
 REV0=$(put $V "$(vipval $V 198.51.100.1 198.51.100.2)")
 FAIL=$TDIR/swap-fail
 HOLD=$TDIR/swap-hold
-write_conf "fleet_etcd $EP" "fleet_prefix $PFX" "fleet_node b1"
+TABLE=145
+PROTO=233
+write_conf "fleet_etcd $EP" "fleet_prefix $PFX" "fleet_node b1" "announce_table $TABLE" \
+	"announce_protocol $PROTO" "announce_min_backends 1"
 DAEMON_PREFIX="env MAGLEVD_TEST_SWAP_FAIL=$FAIL MAGLEVD_TEST_SWAP_HOLD=$HOLD"
 start_daemon || { nok "maglevd starts"; t_done; }
 for i in $(seq 100); do [ "$(rev)" = "$REV0" ] && break; sleep 0.05; done
@@ -93,5 +97,44 @@ wait $ADD
 rc=$?
 check "released: the client is answered, success ($(cat "$TDIR/add.out"))" [ $rc = 0 ]
 check "... and the new backend holds slots in the live table" [ "$(slots $V 198.51.100.4)" -gt 0 ]
+
+# Two revisions queued behind a held swap (issue 32, item 1): each re-adds
+# every VIP, yet V, whose table forwards throughout, is not withdrawn.
+# W2 in the second one: once announce lists it, a tick has judged V with
+# both revisions queued.
+reason() { ctl -j announce | jq -r --arg v "$1" '.announce.vips[] | select(.vip == $v) | .reason'; }
+has_route() { lbx ip route show table $TABLE proto $PROTO | grep -q "^blackhole $1 *$"; }
+for i in $(seq 100); do has_route 192.0.2.10 && break; sleep 0.05; done
+check "V is announced (route in table $TABLE)" has_route 192.0.2.10
+MON=$TDIR/monitor.txt
+lbx ip monitor route >"$MON" 2>&1 &
+EXTRA_PIDS="${EXTRA_PIDS:-} $!"
+for i in $(seq 40); do
+	lbx ip route add blackhole 192.0.2.99/32 table 146 && lbx ip route del blackhole 192.0.2.99/32 table 146
+	grep -q 'table 146' "$MON" && break
+	sleep 0.05
+done
+check "ip monitor route is running (it saw a route in another table)" grep -q 'table 146' "$MON"
+W1=192.0.2.11:5000/udp
+W2=192.0.2.12:5000/udp
+touch "$HOLD"
+RW1=$(put $W1 "$(vipval $W1 198.51.100.5)")
+for i in $(seq 100); do [ "$(rev)" = "$RW1" ] && [ -n "$(reason $W1)" ] && break; sleep 0.05; done
+check "revision $RW1 (W1 added) swap held: W1 not announced, its table not live yet" \
+	[ "$(reason $W1)" = table_not_live ]
+RW2=$(put $W2 "$(vipval $W2 198.51.100.6)")
+for i in $(seq 100); do [ -n "$(reason $W2)" ] && break; sleep 0.05; done
+diag "announce with revisions $RW1 and $RW2 queued: $(ctl -j announce | jq -c '[.announce.vips[] | [.vip, .reason]]')"
+check "revision $RW2 reached the registry, judged by a tick (W2: table_not_live)" \
+	[ "$(rev) $(reason $W2)" = "$RW2 table_not_live" ]
+v_ready() { [ "$(reason $V)" = ready ] && has_route 192.0.2.10; }
+check "V still ready and announced while both wait for the held swap" v_ready
+no_w1_route() { [ "$(reason $W1)" = table_not_live ] && ! has_route 192.0.2.11; }
+check "W1 still not announced, no route for it" no_w1_route
+rm -f "$HOLD"
+for i in $(seq 100); do has_route 192.0.2.12 && break; sleep 0.05; done
+check "released: W2 announced once its table is live" has_route 192.0.2.12
+check "ip monitor saw no delete in table $TABLE" bash -c "! grep -q 'Deleted.*table $TABLE' $MON"
+grep "table $TABLE" "$MON" | sed 's/^/# monitor: /'
 stop_daemon
 t_done

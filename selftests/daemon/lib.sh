@@ -234,6 +234,25 @@ wait_state() {
 	return 1
 }
 
+# le32 N: N as the 4 bytes of a bpftool key or value ("hex" and 4 hex bytes).
+le32() { printf 'hex %02x %02x %02x %02x' $(($1 & 255)) $((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
+
+# dp_backend_flags PIN_DIR INDEX FLAGS: write FLAGS (0-255) into backend INDEX's
+# entry of the pinned backend map behind maglevd's back (struct maglev_backend:
+# addr[16], family, flags, pad, gen).
+dp_backend_flags() {
+	local val
+	# shellcheck disable=SC2046 # le32 is words
+	val=$(bpftool -j map lookup pinned "$1/maglev_backends" key $(le32 "$2") |
+		jq -r '.value | map(ltrimstr("0x")) | join(" ")')
+	[ -n "$val" ] || return 1
+	# shellcheck disable=SC2086,SC2046 # val is words
+	set -- "$1" "$2" "$3" $val
+	# shellcheck disable=SC2046
+	bpftool map update pinned "$1/maglev_backends" key $(le32 "$2") \
+		value hex "${@:4:17}" "$(printf %02x "$3")" "${@:22}"
+}
+
 # dp_mtu: the mtu in the datapath's config map.
 dp_mtu() { bpftool -j map dump pinned "$PIN/maglev_cfg" | jq '.[0].formatted.value.mtu'; }
 

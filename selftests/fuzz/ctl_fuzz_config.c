@@ -63,6 +63,12 @@ bool daemon_commit_busy(void)
 	return false;
 }
 
+/* Commits here are written at once: the newest registry is the datapath's. */
+const struct registry *daemon_applied(const struct daemon *d)
+{
+	return d->reg;
+}
+
 void daemon_commit_barrier(struct daemon *d, commit_done_fn done, void *arg)
 {
 	ctl_fuzz_die("daemon_commit_barrier called by the config parser");

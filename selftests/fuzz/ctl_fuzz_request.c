@@ -68,6 +68,12 @@ bool daemon_commit_busy(void)
 	return false;
 }
 
+/* Commits here are written at once: the newest registry is the datapath's. */
+const struct registry *daemon_applied(const struct daemon *d)
+{
+	return d->reg;
+}
+
 void daemon_commit_barrier(struct daemon *d, commit_done_fn done, void *arg)
 {
 	done(d, arg, 0, NULL);

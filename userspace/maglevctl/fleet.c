@@ -94,6 +94,10 @@ int cmd_fleet(const struct ctl_opts *o, int argc, char **argv)
 	rc = !n || (!jbool(resp, "agree") && jint(resp, "disagree_ms") > (int64_t)(settle * 1000))
 		     ? EXIT_REJECTED
 		     : EXIT_OK;
+	/* A balancer whose datapath differs from its own registry: the digests hide it. */
+	for (k = 0; k < n; k++)
+		if (jint(json_object_array_get_idx(nodes, k), "datapath_drift") > 0)
+			rc = EXIT_REJECTED;
 	if (o->json) {
 		printf("%s\n", json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN));
 		json_object_put(resp);
@@ -106,16 +110,20 @@ int cmd_fleet(const struct ctl_opts *o, int argc, char **argv)
 	printf("\n");
 	if (jstr(resp, "error"))
 		printf("etcd: %s\n", jstr(resp, "error"));
-	printf("%-20s %-10s %-16s %-16s %-9s %s\n", "NODE", "REVISION", "TABLES DIGEST",
-	       "SEED FINGERPRINT", "ETCD", "VERSION");
+	printf("%-20s %-10s %-16s %-16s %-9s %-9s %s\n", "NODE", "REVISION", "TABLES DIGEST",
+	       "SEED FINGERPRINT", "ETCD", "DATAPATH", "VERSION");
 	for (k = 0; k < n; k++) {
 		json_object *v = json_object_array_get_idx(nodes, k);
 
-		printf("%-20s %-10" PRId64 " %-16s %-16s %-9s %s\n",
+		char dp[24];
+
+		snprintf(dp, sizeof(dp), "%" PRId64 " DRIFT", jint(v, "datapath_drift"));
+		printf("%-20s %-10" PRId64 " %-16s %-16s %-9s %-9s %s\n",
 		       jstr(v, "node") ? jstr(v, "node") : "?", jint(v, "revision"),
 		       jstr(v, "vips_digest") ? jstr(v, "vips_digest") : "?",
 		       jstr(v, "seed_fingerprint") ? jstr(v, "seed_fingerprint") : "?",
 		       jbool(v, "connected") ? "connected" : "DISCONN",
+		       jint(v, "datapath_drift") > 0 ? dp : "agrees",
 		       jstr(v, "version") ? jstr(v, "version") : "?");
 	}
 	print_fleet_health(resp);

@@ -181,15 +181,18 @@ static const struct {
 	 "be made (unknown), reloads and the last one's time and result (why it\n"
 	 "failed), each VIP's announce state, and for comparing balancers the tables\n"
 	 "digest (all VIPs) and the seed fingerprint (identifies the seed, does not\n"
-	 "reveal it).\n"},
+	 "reveal it); whether the datapath read back from the pinned maps holds what\n"
+	 "maglevd wrote, or which VIPs differ and how.\n"},
 	{"fleet", NULL,
 	 "Usage: maglevctl fleet status [--settle SECONDS]\n"
 	 "Fleet mode (fleet_etcd): every live balancer as each publishes its status in\n"
 	 "etcd under a lease (PREFIX nodes/NODE, gone a few seconds after it dies):\n"
-	 "node, applied revision, tables digest, seed fingerprint, etcd connection and\n"
-	 "version, and whether they agree (same revision, digest and fingerprint).\n"
+	 "node, applied revision, tables digest, seed fingerprint, etcd connection,\n"
+	 "whether its datapath agrees with its registry (DATAPATH) and version, and\n"
+	 "whether they agree (same revision, digest and fingerprint).\n"
 	 "Exit 1 when they have disagreed for longer than SECONDS (default 10: a change\n"
-	 "lands on the balancers one after the other), or no status could be read.\n"
+	 "lands on the balancers one after the other), while a balancer's datapath\n"
+	 "differs from its registry, or when no status could be read.\n"
 	 "With health_scope fleet, one line per backend after them: each balancer's view\n"
 	 "(up, down, none: not published yet, local-scope: does not vote), the fleet's\n"
 	 "verdict (out when more than half of the voters see it down) and what this\n"

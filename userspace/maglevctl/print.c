@@ -460,11 +460,33 @@ static void duration(int64_t s, char *buf, size_t len)
 		snprintf(buf, len, "%" PRId64 "d %" PRId64 "h", s / 86400, s % 86400 / 3600);
 }
 
+/* The "datapath" member of status: the maps read back against the registry. */
+static void print_readback(json_object *resp)
+{
+	json_object *dp, *arr;
+	size_t i, n;
+
+	if (!json_object_object_get_ex(resp, "datapath", &dp))
+		return;
+	n = arr_len(dp, "drift", &arr);
+	if (!n) {
+		printf("datapath read back: agrees with the registry (%" PRId64 " passes)\n",
+		       jint(dp, "passes"));
+		return;
+	}
+	printf("datapath read back: %zu VIP%s DIFFER%s from the registry\n", n, n == 1 ? "" : "s",
+	       n == 1 ? "S" : "");
+	for (i = 0; i < n; i++) {
+		json_object *v = json_object_array_get_idx(arr, i);
+
+		printf("  %-30s %s\n", s_or(v, "vip", "?"), s_or(v, "differs", ""));
+	}
+}
+
 void print_status(const struct ctl_opts *o, json_object *resp)
 {
 	json_object *ifs;
 	size_t i, n = arr_len(resp, "interfaces", &ifs);
-
 	char up[32];
 	int64_t nv = jint(resp, "vips"), nb = jint(resp, "backends");
 
@@ -479,6 +501,7 @@ void print_status(const struct ctl_opts *o, json_object *resp)
 	       s_or(resp, "state_file", "?"));
 	printf("tables digest %s (all VIPs), seed fingerprint %s\n", s_or(resp, "vips_digest", "?"),
 	       s_or(resp, "seed_fingerprint", "?"));
+	print_readback(resp);
 	print_status_detail(resp);
 	{
 		char pending[256];

@@ -14,6 +14,13 @@
  * off, kept across restarts in STATE_FILE.announce-off). An address is
  * announced while any VIP on it is ready.
  *
+ * "Live" and "usable" are judged by the registry the datapath holds
+ * (daemon_applied), not by the newest one, which may wait in the commit
+ * queue: in fleet mode every revision re-adds every VIP, and a queued one
+ * must not withdraw VIPs whose tables still forward. Usable backends must
+ * be so in both: the datapath forwards to them, and no newer verdict says
+ * they died.
+ *
  * The routes outlive maglevd: a crash leaves them (the pinned program still
  * forwards), and a restart reads them back and leaves them alone until its
  * own first health checks have spoken, so it causes no withdraw-announce
@@ -287,9 +294,19 @@ static bool first_checks_done(struct daemon *d, const struct vip *v)
 	return true;
 }
 
-static void decide(struct daemon *d, const struct vip *v, struct vip_ann *a)
+static uint32_t usable_backends(const struct vip *v)
 {
-	uint32_t j, usable = 0;
+	uint32_t j, n = 0;
+
+	for (j = 0; j < v->nbe; j++)
+		n += v->bes[j].up && !v->bes[j].drain && v->bes[j].weight;
+	return n;
+}
+
+/* v: the newest registry's; live: the same VIP in the datapath's, or NULL. */
+static void decide(struct daemon *d, const struct vip *v, const struct vip *live, struct vip_ann *a)
+{
+	uint32_t usable = usable_backends(v);
 
 	if (!a->valid || memcmp(&a->key, &v->key, sizeof(v->key))) {
 		memset(a, 0, sizeof(*a));
@@ -297,8 +314,8 @@ static void decide(struct daemon *d, const struct vip *v, struct vip_ann *a)
 		a->valid = true;
 	}
 	a->detail[0] = '\0';
-	for (j = 0; j < v->nbe; j++)
-		usable += v->bes[j].up && !v->bes[j].drain && v->bes[j].weight;
+	if (live && usable_backends(live) < usable)
+		usable = usable_backends(live);
 	/* Checked once is enough: a backend added later does not withdraw the VIP. */
 	if (!a->checked && first_checks_done(d, v))
 		a->checked = true;
@@ -310,7 +327,7 @@ static void decide(struct daemon *d, const struct vip *v, struct vip_ann *a)
 		a->why = WHY_NOT_ATTACHED;
 		snprintf(a->detail, sizeof(a->detail), "program not attached on %s",
 			 an.not_attached);
-	} else if (!v->table_gen || v->dirty) {
+	} else if (!live || !live->table_gen) {
 		a->why = WHY_TABLE;
 	} else if (usable < d->cfg.announce_min_backends) {
 		a->why = WHY_BACKENDS;
@@ -398,6 +415,7 @@ static void reconcile(struct daemon *d)
 
 void announce_tick(struct daemon *d)
 {
+	const struct registry *applied;
 	uint32_t i;
 
 	if (!an.on)
@@ -410,9 +428,14 @@ void announce_tick(struct daemon *d)
 			 an.table, an.proto);
 	}
 	check_attached(d);
+	applied = daemon_applied(d);
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
-		if (d->reg->vips[i])
-			decide(d, d->reg->vips[i], &an.vips[i]);
+		const struct vip *v = d->reg->vips[i], *live = applied->vips[i];
+
+		if (live && v && memcmp(&live->key, &v->key, sizeof(v->key)))
+			live = NULL; /* the id was given to another VIP */
+		if (v)
+			decide(d, v, live, &an.vips[i]);
 		else
 			an.vips[i].valid = false;
 	}

@@ -49,7 +49,7 @@ struct daemon {
 	const char *config_path;
 	struct maglevd_config cfg;
 	struct maglev_dp *dp;
-	struct registry *reg; /* live: what the datapath holds */
+	struct registry *reg; /* newest: what the datapath will hold (daemon_applied) */
 	struct registry_ctx ctx;
 	int epfd;
 	bool stop;
@@ -108,6 +108,12 @@ int daemon_commit(struct daemon *d, struct registry *next, enum commit_source sr
 void daemon_commit_barrier(struct daemon *d, commit_done_fn done, void *arg);
 /* Whether a commit is still being written. */
 bool daemon_commit_busy(void);
+/*
+ * The registry the datapath holds: d->reg, or while commits are queued the
+ * last one written (a VIP whose new table is being swapped in still
+ * forwards with this one's).
+ */
+const struct registry *daemon_applied(const struct daemon *d);
 /* Hook the commits to the event loop (table swap completions). */
 int commit_queue_start(struct daemon *d);
 /* At exit: write every queued commit, waiting. */

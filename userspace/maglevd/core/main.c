@@ -26,6 +26,7 @@
 #include "datapath/flow_count.h"
 #include "fleet/fleet.h"
 #include "core/log.h"
+#include "datapath/readback.h"
 #include "datapath/second_chance.h"
 #include "datapath/slowpath.h"
 #include "model/state.h"
@@ -155,7 +156,11 @@ static void adopt_health(struct daemon *d)
 			if (p.type == HC_NONE || maglev_dp_backend_get(d->dp, b->idx, &mb) ||
 			    mb.gen != b->gen || memcmp(mb.addr, b->addr.addr, sizeof(mb.addr)))
 				continue;
-			if (!(mb.flags & (MAGLEV_BACKEND_F_UP | MAGLEV_BACKEND_F_DRAIN)))
+			/* DRAIN is also what a failed backend of an on_fail drain VIP
+			 * keeps; only the operator's drain or weight 0 make it up.
+			 */
+			if (!(mb.flags & MAGLEV_BACKEND_F_UP) &&
+			    !(mb.flags & MAGLEV_BACKEND_F_DRAIN && (b->drain || !b->weight)))
 				b->up = false;
 		}
 	}
@@ -363,6 +368,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	slowpath_tick(d);
 	fleet_tick(d);
 	second_chance_tick(d);
+	readback_tick(d);
 	bounded_tick(d);
 	if (metrics_sample(d)) {
 		/* Interface MACs and their gateways, followed. */

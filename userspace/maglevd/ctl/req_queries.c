@@ -13,6 +13,7 @@
 #include "datapath/drift.h"
 #include "datapath/bounded.h"
 #include "datapath/flow_count.h"
+#include "datapath/readback.h"
 #include "fleet/fleet.h"
 #include "placement.h"
 #include "datapath/slowpath.h"
@@ -637,6 +638,7 @@ static json_object *do_status(struct daemon *d, json_object *req, struct req_err
 	json_object_object_add(o, "vips_digest", json_object_new_string(hex));
 	drift_hex(drift_seed_fingerprint(&d->cfg.seed), hex);
 	json_object_object_add(o, "seed_fingerprint", json_object_new_string(hex));
+	json_object_object_add(o, "datapath", readback_json(d));
 	ifs = json_object_new_array();
 	for (i = 0; i < d->cfg.n_ifaces; i++)
 		json_object_array_add(ifs, json_object_new_string(d->cfg.ifaces[i]));

@@ -48,6 +48,11 @@ bool daemon_commit_busy(void)
 	return head != NULL;
 }
 
+const struct registry *daemon_applied(const struct daemon *d)
+{
+	return head ? applied : d->reg;
+}
+
 /* Put the datapath back to what it held before head, and drop every queued
  * commit: each was the difference to one before it.
  */

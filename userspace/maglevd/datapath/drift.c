@@ -23,35 +23,44 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* Backend by datapath index, filled and emptied again by each digest. */
-static const struct be *be_of_idx[MAGLEV_MAX_BACKENDS];
+/* Backend address by datapath index, filled and emptied again by each digest. */
+static const struct ctl_addr *addr_of_idx[MAGLEV_MAX_BACKENDS];
 
 /*
  * FNV-1a over each slot's backend as family (1 byte) and address (16 bytes,
- * IPv4 zero-padded), 17 zero bytes for a slot naming none of v's backends.
+ * IPv4 zero-padded), 17 zero bytes for a slot naming none of the backends.
  * Backend indices are this daemon's own, addresses are not: two balancers
  * agree on the digest exactly when every slot sends to the same backend.
  */
-uint64_t drift_table_digest(const struct vip *v, const uint32_t *table)
+uint64_t drift_slots_digest(const uint32_t *table, const struct ctl_addr *const *addr_of)
 {
 	uint64_t h = FNV_BASIS;
 	uint32_t i;
 
-	for (i = 0; i < v->nbe; i++)
-		be_of_idx[v->bes[i].idx] = &v->bes[i];
 	for (i = 0; i < MAGLEV_TABLE_SIZE; i++) {
-		const struct be *b = table[i] < MAGLEV_MAX_BACKENDS ? be_of_idx[table[i]] : NULL;
+		const struct ctl_addr *a =
+			table[i] < MAGLEV_MAX_BACKENDS ? addr_of[table[i]] : NULL;
 		uint8_t id[17] = {0};
 
-		if (b) {
-			id[0] = b->addr.family;
-			memcpy(id + 1, b->addr.addr,
-			       b->addr.family == MAGLEV_AF_INET ? 4 : sizeof(b->addr.addr));
+		if (a) {
+			id[0] = a->family;
+			memcpy(id + 1, a->addr, a->family == MAGLEV_AF_INET ? 4 : sizeof(a->addr));
 		}
 		h = fnv(h, id, sizeof(id));
 	}
+	return h;
+}
+
+uint64_t drift_table_digest(const struct vip *v, const uint32_t *table)
+{
+	uint64_t h;
+	uint32_t i;
+
 	for (i = 0; i < v->nbe; i++)
-		be_of_idx[v->bes[i].idx] = NULL;
+		addr_of_idx[v->bes[i].idx] = &v->bes[i].addr;
+	h = drift_slots_digest(table, addr_of_idx);
+	for (i = 0; i < v->nbe; i++)
+		addr_of_idx[v->bes[i].idx] = NULL;
 	return h;
 }
 

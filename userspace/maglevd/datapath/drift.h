@@ -15,7 +15,10 @@
 /* Hex of a 64-bit digest: 16 digits and the NUL. */
 #define DRIFT_HEX_LEN 17
 
+/* The digest of table by the addresses of v's backends. */
 uint64_t drift_table_digest(const struct vip *v, const uint32_t *table);
+/* The same by addr_of[backend index] (MAGLEV_MAX_BACKENDS entries, NULL: none). */
+uint64_t drift_slots_digest(const uint32_t *table, const struct ctl_addr *const *addr_of);
 uint64_t drift_vips_digest(const struct registry *r);
 uint64_t drift_seed_fingerprint(const struct maglev_seed *seed);
 void drift_hex(uint64_t h, char *buf);

@@ -19,7 +19,10 @@
 #include "datapath/slowpath.h"
 #include "datapath/table_swap.h"
 
-static uint8_t be_flags(const struct be *b, enum hc_on_fail on_fail)
+/* In the table, draining, or neither. A failed backend of an on_fail drain
+ * VIP keeps its established flows: draining, not gone.
+ */
+uint8_t registry_be_flags(const struct be *b, enum hc_on_fail on_fail)
 {
 	if (!b->up)
 		return on_fail == HC_ON_FAIL_DRAIN && !b->start_down ? MAGLEV_BACKEND_F_DRAIN : 0;
@@ -102,7 +105,7 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 	for (i = 0; i < v->nbe; i++) {
 		const struct be *b = &v->bes[i];
 
-		if (be_flags(b, HC_ON_FAIL_REPICK) != MAGLEV_BACKEND_F_UP)
+		if (registry_be_flags(b, HC_ON_FAIL_REPICK) != MAGLEV_BACKEND_F_UP)
 			continue;
 		specs[n].family = b->addr.family;
 		memcpy(specs[n].addr, b->addr.addr, sizeof(specs[n].addr));
@@ -189,7 +192,7 @@ static int commit_vip_build(const struct vip *old, struct vip *v, const struct r
 	for (i = 0; i < v->nbe && !r; i++) {
 		struct be *b = &v->bes[i];
 		const struct be *o = old_by_idx[b->idx];
-		uint8_t f = be_flags(b, hc.on_fail);
+		uint8_t f = registry_be_flags(b, hc.on_fail);
 
 		if (f == MAGLEV_BACKEND_F_UP && (!o || o->dp_flags != f || o->gen != b->gen))
 			r = write_backend(ctx, b, f, err, errlen);
@@ -264,6 +267,37 @@ static int remove_vip_finish(const struct vip *old, const struct registry_ctx *c
 	return 0;
 }
 
+/*
+ * next was cloned from the newest registry, which may have been queued and
+ * not yet written: its table generation, digest, second-chance window,
+ * rendezvous build and backend flags are then that registry's intentions,
+ * or older. Take them from old, which the datapath holds, before anything
+ * is compared or built against them.
+ */
+static void take_from_datapath(const struct vip *o, struct vip *n)
+{
+	uint32_t i;
+
+	n->table_gen = o->table_gen;
+	n->table_slots_used = o->table_slots_used;
+	n->digest = o->digest;
+	n->sc_until_ms = o->sc_until_ms;
+	n->rebuild_ms = o->rebuild_ms;
+	if (n->rdv != o->rdv) {
+		registry_rdv_put(n->rdv);
+		n->rdv = o->rdv;
+		if (n->rdv)
+			__atomic_add_fetch(&n->rdv->refs, 1, __ATOMIC_RELAXED);
+	}
+	index_old(o, true);
+	for (i = 0; i < n->nbe; i++) {
+		const struct be *ob = old_by_idx[n->bes[i].idx];
+
+		n->bes[i].dp_flags = ob && ob->gen == n->bes[i].gen ? ob->dp_flags : 0;
+	}
+	index_old(o, false);
+}
+
 int registry_commit_build(const struct registry *old, struct registry *next,
 			  const struct registry_ctx *ctx, struct registry_pending *p, char *err,
 			  size_t errlen)
@@ -272,6 +306,11 @@ int registry_commit_build(const struct registry *old, struct registry *next,
 	int r;
 
 	memset(p, 0, sizeof(*p));
+	/* All first: a build that fails part-way leaves next true for a rollback. */
+	for (i = 0; old && i < MAGLEV_MAX_VIPS; i++)
+		if (old->vips[i] && next->vips[i] &&
+		    !memcmp(&old->vips[i]->key, &next->vips[i]->key, sizeof(next->vips[i]->key)))
+			take_from_datapath(old->vips[i], next->vips[i]);
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		const struct vip *o = old ? old->vips[i] : NULL;
 		struct vip *n = next->vips[i];

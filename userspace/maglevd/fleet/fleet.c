@@ -14,6 +14,7 @@
 #include "fleet/fleet.h"
 #include "fleet/fleet_health.h"
 #include "datapath/drift.h"
+#include "datapath/readback.h"
 #include "core/log.h"
 #include "model/state.h"
 #include "core/stream.h"
@@ -725,6 +726,7 @@ void fleet_tick(struct daemon *d)
 	drift_hex(drift_seed_fingerprint(&d->cfg.seed), hex);
 	json_object_object_add(o, "seed_fingerprint", json_object_new_string(hex));
 	json_object_object_add(o, "connected", json_object_new_boolean(F.loop_connected));
+	json_object_object_add(o, "datapath_drift", json_object_new_int64(readback_drift_vips(d)));
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		const struct vip *v = d->reg->vips[i];
 

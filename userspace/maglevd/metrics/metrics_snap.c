@@ -7,6 +7,7 @@
 #include "model/be_state.h"
 #include "ctl_proto.h"
 #include "datapath/drift.h"
+#include "datapath/readback.h"
 #include "datapath/flow_count.h"
 #include "hc_encap.h"
 #include "fleet/fleet.h"
@@ -134,6 +135,7 @@ static void render_tail(struct daemon *d, FILE *f)
 			d->cfg.ifaces[i], mode);
 	}
 	announce_metrics(d, f);
+	readback_metrics(d, f);
 	head(f, "maglevd_vips", "gauge", "VIPs configured.");
 	fprintf(f, "maglevd_vips %u\n", d->reg->nvips);
 	head(f, "maglevd_backends", "gauge", "Backends configured over all VIPs.");

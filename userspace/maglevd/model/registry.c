@@ -502,11 +502,6 @@ int registry_be_del(struct registry *r, struct vip *v, const struct ctl_addr *a,
 	return 0;
 }
 
-/* Flags the datapath should hold for b: in the table, draining, or neither.
- * A failed backend of an on_fail drain VIP keeps its established flows:
- * draining, not gone.
- */
-
 int registry_check_placements(const struct registry *r, char *err, size_t errlen)
 {
 	char name[CTL_ADDR_STRLEN];

@@ -29,9 +29,14 @@ struct be {
 	struct ctl_addr addr;
 	uint32_t weight;
 	bool drain;
-	bool up;	  /* health */
-	bool start_down;  /* added down: up at its first passing check, whatever rise says */
-	uint8_t dp_flags; /* MAGLEV_BACKEND_F_* last written to the datapath */
+	bool up;	 /* health */
+	bool start_down; /* added down: up at its first passing check, whatever rise says */
+	/* MAGLEV_BACKEND_F_* last written to the datapath. Like a VIP's
+	 * table_gen, digest, sc_until_ms and rdv: true once the registry is
+	 * written; a registry still queued holds its clone's copies until its
+	 * build takes them from the one before it (registry_commit_build).
+	 */
+	uint8_t dp_flags;
 	/* Counters of this index when the backend got it (indices are reused). */
 	struct maglev_backend_stats base;
 	/* Rates from the last two one-second samples. */
@@ -194,6 +199,9 @@ void registry_rdv_put(struct rdv_memo *m);
  */
 int registry_commit(const struct registry *old, struct registry *next,
 		    const struct registry_ctx *ctx, char *err, size_t errlen);
+
+/* The MAGLEV_BACKEND_F_* flags the datapath should hold for b. */
+uint8_t registry_be_flags(const struct be *b, enum hc_on_fail on_fail);
 
 /* What the build half of a commit left for the finish half, per VIP id. */
 #define REGISTRY_PEND_REMOVED 1 /* the old VIP of this id: zero its backends */
