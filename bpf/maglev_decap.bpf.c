@@ -252,7 +252,8 @@ int maglev_decap(struct xdp_md *ctx)
 	if (r)
 		return maglev_decap_count(r);
 	if (gue && (gue->flags & bpf_htons(MAGLEV_GUE_F_PREV))) {
-		r = maglev_second_chance(ctx, l3, strip, gue, inner, proto == bpf_htons(ETH_P_IP));
+		r = maglev_second_chance(ctx, l3, ETH_HLEN + vb, strip, gue, inner,
+					 proto == bpf_htons(ETH_P_IP));
 		/* Delivered here otherwise (the lookups leave the packet as it is). */
 		if (r >= 0)
 			return r;

@@ -73,6 +73,7 @@ enum maglev_decap_counter {
 	MAGLEV_DECAP_SC_NO_REDIRECT, /* would be sent on but cannot (family, adjust): local */
 	MAGLEV_DECAP_DROP_SRC,	     /* strict: outer source in no allowed prefix */
 	MAGLEV_DECAP_DROP_DST,	     /* strict: outer destination not this host's */
+	MAGLEV_DECAP_SC_NO_PORTS,    /* carried a previous owner, no TCP ports (fragment): local */
 	MAGLEV_DECAP_MAX
 };
 

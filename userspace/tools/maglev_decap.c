@@ -46,6 +46,7 @@ static const char *const counter_names[MAGLEV_DECAP_MAX] = {
 	[MAGLEV_DECAP_SC_NO_REDIRECT] = "sc_no_redirect",
 	[MAGLEV_DECAP_DROP_SRC] = "drop_src",
 	[MAGLEV_DECAP_DROP_DST] = "drop_dst",
+	[MAGLEV_DECAP_SC_NO_PORTS] = "sc_no_ports",
 };
 
 /* The maps as pinned, by the program's own names. */
