@@ -8,7 +8,8 @@
  * answer it with a reset, so it goes to the previous owner instead: outer
  * destination the carried address, outer source this host's own (the old
  * destination), the carried field cleared so it can never move twice, MACs
- * swapped so it leaves toward the hop it came from, XDP_TX.
+ * swapped so it leaves toward the hop it came from, XDP_TX. Only to an
+ * address strict mode allows (maglev_sc_target_allowed): never in open mode.
  */
 #ifndef MAGLEV_DECAP_SECOND_H
 #define MAGLEV_DECAP_SECOND_H
@@ -120,14 +121,36 @@ static __always_inline int maglev_sc_claimed(struct xdp_md *ctx, void *in, __u32
 }
 
 /*
+ * May a packet be sent on to the previous owner gp names (issue 31 item 7)?
+ * Only to an address in strict mode's allowed-source prefixes: the fleet's
+ * backends must be there anyway for second chance to work, since the next
+ * backend takes a packet sent on only from one of them. Open (or strict on
+ * destinations alone) the program knows no fleet, and the address is
+ * whatever any sender wrote: it is never relayed to.
+ */
+static __always_inline int maglev_sc_target_allowed(const struct maglev_decap_config *cfg,
+						    const struct maglev_gue_prev *gp)
+{
+	struct maglev_decap_prefix k = {.prefixlen = 128};
+
+	if (!cfg || !(cfg->flags & MAGLEV_DECAP_F_STRICT_SRC))
+		return 0;
+	if (gp->family == MAGLEV_AF_INET)
+		maglev_decap_v4mapped(k.addr, gp->addr[0]);
+	else
+		__builtin_memcpy(k.addr, gp->addr, 16);
+	return bpf_map_lookup_elem(&maglev_dcp_src, &k) != NULL;
+}
+
+/*
  * l3: the outer IP header, l3off its offset in the frame, strip: the outer
  * bytes before the inner packet, gh: the GUE header (MAGLEV_GUE_F_PREV
- * set). Returns the XDP action of a packet sent on (counted), or -1:
- * deliver it here as any other.
+ * set), cfg: the program's configuration. Returns the XDP action of a
+ * packet sent on (counted), or -1: deliver it here as any other.
  */
 static __always_inline int maglev_second_chance(struct xdp_md *ctx, void *l3, __u32 l3off,
 						__u32 strip, struct maglev_gue_hdr *gh, __u8 inner,
-						int outer4)
+						int outer4, const struct maglev_decap_config *cfg)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
@@ -153,6 +176,10 @@ static __always_inline int maglev_second_chance(struct xdp_md *ctx, void *l3, __
 	/* The balancer carries only an owner of the current one's family. */
 	if (gp->family != (outer4 ? MAGLEV_AF_INET : MAGLEV_AF_INET6)) {
 		maglev_decap_count(MAGLEV_DECAP_SC_NO_REDIRECT);
+		return -1;
+	}
+	if (!maglev_sc_target_allowed(cfg, gp)) {
+		maglev_decap_count(MAGLEV_DECAP_SC_NOT_ALLOWED);
 		return -1;
 	}
 	if (data + ETH_HLEN > data_end) {

@@ -375,6 +375,22 @@ static uint64_t dcount(FIXTURE_DATA(decap) * self, uint32_t what)
 	return sum;
 }
 
+/* Strict source as a fleet with second chance configures it: the
+ * balancers' outer source prefixes and the backends' (192.0.2.0/24,
+ * 2001:db8:b::/64), to which alone a packet may be sent on.
+ */
+static void fleet_strict(struct __test_metadata *_metadata, FIXTURE_DATA(decap) * self)
+{
+	int src = bpf_map__fd(self->skel->maps.maglev_dcp_src);
+
+	ASSERT_EQ(0, decap_set_flags(bpf_map__fd(self->skel->maps.maglev_decap_cfg),
+				     MAGLEV_DECAP_F_STRICT_SRC));
+	ASSERT_EQ(0, decap_allow_src(src, SRC4, 1, SRC4_PLEN));
+	ASSERT_EQ(0, decap_allow_src(src, SRC6, 0, SRC6_PLEN));
+	ASSERT_EQ(0, decap_allow_src(src, BE1, 1, 24));
+	ASSERT_EQ(0, decap_allow_src(src, BE1_6, 0, 64));
+}
+
 /* The inner packet must come out: decapsulated, delivered, byte for byte
  * the MAC addresses, the inner family's ethertype and the inner packet of
  * the IPv4-outer frame in.
@@ -464,6 +480,7 @@ TEST_F(decap, options_without_socket_sent_on)
 	struct run_result r;
 	size_t n;
 
+	fleet_strict(_metadata, self);
 	f4.sport = f6.sport = 40002;
 	n = build_client(client, &f4, &co);
 	insert_ipv4_nops(client, &n, 14, 12);
@@ -524,6 +541,7 @@ TEST_F(decap, no_socket_sent_on_once)
 	struct run_result r, r2;
 	size_t n;
 
+	fleet_strict(_metadata, self);
 	f.sport = 40002;
 	n = gue_frame(in, &f, 0x10, BE1, BE2);
 	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
@@ -560,6 +578,7 @@ TEST_F(decap, no_socket_sent_on_once_v6_outer)
 	struct run_result r, r2;
 	size_t n;
 
+	fleet_strict(_metadata, self);
 	f.sport = 40004;
 	n = gue_frame6(in, &f, 0x10, BE1_6, BE2_6);
 	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
@@ -583,7 +602,8 @@ TEST_F(decap, no_socket_sent_on_once_v6_outer)
 /* Strict mode (include/maglev_decap.h) keeps second chance working when the
  * backends' prefix is allowed beside the balancer's: sent on by backend 1,
  * taken by backend 2 (both this namespace here) from backend 1's address.
- * A spoofed source carrying a previous owner is dropped, never sent on.
+ * A spoofed source carrying a previous owner is dropped, never sent on; a
+ * previous owner in no allowed prefix is not sent to (delivered here).
  */
 TEST_F(decap, strict_mode_sent_on_and_delivered)
 {
@@ -610,6 +630,11 @@ TEST_F(decap, strict_mode_sent_on_and_delivered)
 	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_DROP_SRC));
 	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
 
+	/* Backend 2 is in no allowed prefix yet: not sent there. */
+	expect_local(_metadata, self->prog, in, n);
+	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_NOT_ALLOWED));
+	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+	ASSERT_EQ(0, decap_allow_src(src, BE2, 1, 32));
 	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
 	ASSERT_EQ(XDP_TX, r.action);
 	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
@@ -624,6 +649,33 @@ TEST_F(decap, strict_mode_sent_on_and_delivered)
 	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_DROP_DST));
 }
 
+/* Issue 31 item 7: open (unconfigured), or strict on destinations only,
+ * the program knows no fleet, and the previous owner is whatever the sender
+ * wrote: a segment no socket claims is delivered here, never relayed. With
+ * strict source, a previous owner outside the allowed prefixes
+ * (203.0.113.99) is not sent to either.
+ */
+TEST_F(decap, open_mode_never_sends_on)
+{
+	static const uint8_t STRANGER[4] = {203, 0, 113, 99};
+	struct flow f = self->f4;
+	uint8_t in[512];
+	size_t n;
+
+	f.sport = 40002;
+	n = gue_frame(in, &f, 0x10, BE1, BE2);
+	expect_local(_metadata, self->prog, in, n);
+	ASSERT_EQ(0, decap_set_flags(bpf_map__fd(self->skel->maps.maglev_decap_cfg),
+				     MAGLEV_DECAP_F_STRICT_DST));
+	ASSERT_EQ(0, decap_own_dst(bpf_map__fd(self->skel->maps.maglev_dcp_dst), BE1, 1));
+	expect_local(_metadata, self->prog, in, n);
+	fleet_strict(_metadata, self);
+	n = gue_frame(in, &f, 0x10, BE1, STRANGER);
+	expect_local(_metadata, self->prog, in, n);
+	EXPECT_EQ(3, dcount(self, MAGLEV_DECAP_SC_NOT_ALLOWED));
+	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+}
+
 /* No listener at all on the port: sent on as well. */
 TEST_F(decap, no_listener_sent_on)
 {
@@ -632,6 +684,7 @@ TEST_F(decap, no_listener_sent_on)
 	struct run_result r;
 	size_t n;
 
+	fleet_strict(_metadata, self);
 	f.dport = 81;
 	n = gue_frame(in, &f, 0x10, BE1, BE2);
 	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
@@ -656,6 +709,7 @@ TEST_F(decap, syncookie_ack_stays_local)
 	int rs, i, n = 0;
 	size_t len;
 
+	fleet_strict(_metadata, self);
 	ASSERT_EQ(0, sh_quiet("sysctl -qw net.ipv4.tcp_syncookies=2"));
 	f.sport = 40004;
 	rs = socket(AF_INET, SOCK_RAW, IPPROTO_TCP);
