@@ -18,7 +18,8 @@
  *
  * Second chance (include/maglev_second.h): a GUE packet carrying a previous
  * owner whose TCP segment no local socket claims is sent on to that owner
- * instead (maglev_decap_second.h).
+ * instead (maglev_decap_second.h), if strict mode allows that address as a
+ * source; open, nothing is sent on.
  */
 #include "xdp_consts.h"
 #include "xdp_parse.h"
@@ -252,7 +253,8 @@ int maglev_decap(struct xdp_md *ctx)
 	if (r)
 		return maglev_decap_count(r);
 	if (gue && (gue->flags & bpf_htons(MAGLEV_GUE_F_PREV))) {
-		r = maglev_second_chance(ctx, l3, strip, gue, inner, proto == bpf_htons(ETH_P_IP));
+		r = maglev_second_chance(ctx, l3, ETH_HLEN + vb, strip, gue, inner,
+					 proto == bpf_htons(ETH_P_IP), cfg);
 		/* Delivered here otherwise (the lookups leave the packet as it is). */
 		if (r >= 0)
 			return r;

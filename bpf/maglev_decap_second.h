@@ -8,7 +8,8 @@
  * answer it with a reset, so it goes to the previous owner instead: outer
  * destination the carried address, outer source this host's own (the old
  * destination), the carried field cleared so it can never move twice, MACs
- * swapped so it leaves toward the hop it came from, XDP_TX.
+ * swapped so it leaves toward the hop it came from, XDP_TX. Only to an
+ * address strict mode allows (maglev_sc_target_allowed): never in open mode.
  */
 #ifndef MAGLEV_DECAP_SECOND_H
 #define MAGLEV_DECAP_SECOND_H
@@ -31,11 +32,23 @@ static __always_inline __u16 maglev_ip4_csum(const __u16 *p)
 	return (__u16)~sum;
 }
 
+/* maglev_sc_claimed's answers besides 0 (not claimed: send it on). */
+#define MAGLEV_SC_CLAIMED  1
+#define MAGLEV_SC_NO_PORTS 2
+
 /*
  * Does a local socket (or the SYN / syncookie rules) claim the inner TCP
- * segment at in? 1: deliver here (counted), 0: not claimed.
+ * segment at in (inoff bytes into the frame)? MAGLEV_SC_CLAIMED: deliver
+ * here (counted); MAGLEV_SC_NO_PORTS: no TCP ports to look up (a fragment,
+ * not TCP, a header chain the walk does not finish): deliver here too, as
+ * only a segment nothing claims may move, and a fragment must join the
+ * others of its datagram in this host's reassembly; 0: not claimed. IPv4
+ * options are skipped by IHL, IPv6 extension headers walked by the
+ * balancer's own bounded walk (xdp_parse.h), so a segment with options is
+ * looked up like any other.
  */
-static __always_inline int maglev_sc_claimed(struct xdp_md *ctx, void *in, void *data_end, int in4)
+static __always_inline int maglev_sc_claimed(struct xdp_md *ctx, void *in, __u32 inoff,
+					     void *data_end, int in4)
 {
 	struct bpf_sock_tuple tup = {};
 	struct bpf_sock *sk;
@@ -46,11 +59,12 @@ static __always_inline int maglev_sc_claimed(struct xdp_md *ctx, void *in, void 
 	if (in4) {
 		struct iphdr *ip = in;
 
-		if ((void *)(ip + 1) > data_end || ip->ihl != 5 || ip->protocol != IPPROTO_TCP)
-			return 0;
-		th = (void *)(ip + 1);
+		if ((void *)(ip + 1) > data_end || ip->ihl < 5 || ip->protocol != IPPROTO_TCP ||
+		    (ip->frag_off & bpf_htons(MAGLEV_IP_MF | MAGLEV_IP_OFFSET)))
+			return MAGLEV_SC_NO_PORTS;
+		th = (void *)ip + ip->ihl * 4;
 		if ((void *)(th + 1) > data_end)
-			return 0;
+			return MAGLEV_SC_NO_PORTS;
 		tup.ipv4.saddr = ip->saddr;
 		tup.ipv4.daddr = ip->daddr;
 		tup.ipv4.sport = th->source;
@@ -59,12 +73,20 @@ static __always_inline int maglev_sc_claimed(struct xdp_md *ctx, void *in, void 
 		ilen = sizeof(*ip);
 	} else {
 		struct ipv6hdr *ip6 = in;
+		__u32 off = 0;
+		__u8 nh;
 
-		if ((void *)(ip6 + 1) > data_end || ip6->nexthdr != IPPROTO_TCP)
-			return 0;
-		th = (void *)(ip6 + 1);
+		if ((void *)(ip6 + 1) > data_end)
+			return MAGLEV_SC_NO_PORTS;
+		nh = ip6->nexthdr;
+		if (maglev_ipv6_is_ext(nh) &&
+		    maglev_ipv6_ext(ctx, inoff, &nh, bpf_ntohs(ip6->payload_len), &off))
+			return MAGLEV_SC_NO_PORTS;
+		if (nh != IPPROTO_TCP)
+			return MAGLEV_SC_NO_PORTS;
+		th = (void *)(ip6 + 1) + off;
 		if ((void *)(th + 1) > data_end)
-			return 0;
+			return MAGLEV_SC_NO_PORTS;
 		__builtin_memcpy(tup.ipv6.saddr, &ip6->saddr, 16);
 		__builtin_memcpy(tup.ipv6.daddr, &ip6->daddr, 16);
 		tup.ipv6.sport = th->source;
@@ -75,7 +97,7 @@ static __always_inline int maglev_sc_claimed(struct xdp_md *ctx, void *in, void 
 	/* A new connection is always this host's: never redirected. */
 	if (th->syn && !th->ack) {
 		maglev_decap_count(MAGLEV_DECAP_SC_SYN);
-		return 1;
+		return MAGLEV_SC_CLAIMED;
 	}
 	sk = bpf_skc_lookup_tcp(ctx, &tup, tlen, BPF_F_CURRENT_NETNS, 0);
 	if (!sk)
@@ -83,7 +105,7 @@ static __always_inline int maglev_sc_claimed(struct xdp_md *ctx, void *in, void 
 	if (sk->state != MAGLEV_TCP_LISTEN) {
 		bpf_sk_release(sk);
 		maglev_decap_count(MAGLEV_DECAP_SC_LOCAL);
-		return 1;
+		return MAGLEV_SC_CLAIMED;
 	}
 	/* Only the listener: an ACK may still be the end of a handshake that
 	 * a syncookie stands for.
@@ -93,23 +115,48 @@ static __always_inline int maglev_sc_claimed(struct xdp_md *ctx, void *in, void 
 	bpf_sk_release(sk);
 	if (cookie == 0) {
 		maglev_decap_count(MAGLEV_DECAP_SC_COOKIE);
-		return 1;
+		return MAGLEV_SC_CLAIMED;
 	}
 	return 0;
 }
 
 /*
- * l3: the outer IP header, strip: the outer bytes before the inner packet,
- * gh: the GUE header (MAGLEV_GUE_F_PREV set). Returns the XDP action of a
+ * May a packet be sent on to the previous owner gp names (issue 31 item 7)?
+ * Only to an address in strict mode's allowed-source prefixes: the fleet's
+ * backends must be there anyway for second chance to work, since the next
+ * backend takes a packet sent on only from one of them. Open (or strict on
+ * destinations alone) the program knows no fleet, and the address is
+ * whatever any sender wrote: it is never relayed to.
+ */
+static __always_inline int maglev_sc_target_allowed(const struct maglev_decap_config *cfg,
+						    const struct maglev_gue_prev *gp)
+{
+	struct maglev_decap_prefix k = {.prefixlen = 128};
+
+	if (!cfg || !(cfg->flags & MAGLEV_DECAP_F_STRICT_SRC))
+		return 0;
+	if (gp->family == MAGLEV_AF_INET)
+		maglev_decap_v4mapped(k.addr, gp->addr[0]);
+	else
+		__builtin_memcpy(k.addr, gp->addr, 16);
+	return bpf_map_lookup_elem(&maglev_dcp_src, &k) != NULL;
+}
+
+/*
+ * l3: the outer IP header, l3off its offset in the frame, strip: the outer
+ * bytes before the inner packet, gh: the GUE header (MAGLEV_GUE_F_PREV
+ * set), cfg: the program's configuration. Returns the XDP action of a
  * packet sent on (counted), or -1: deliver it here as any other.
  */
-static __always_inline int maglev_second_chance(struct xdp_md *ctx, void *l3, __u32 strip,
-						struct maglev_gue_hdr *gh, __u8 inner, int outer4)
+static __always_inline int maglev_second_chance(struct xdp_md *ctx, void *l3, __u32 l3off,
+						__u32 strip, struct maglev_gue_hdr *gh, __u8 inner,
+						int outer4, const struct maglev_decap_config *cfg)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	struct maglev_gue_prev *gp = (void *)(gh + 1);
 	__u8 mac[6];
+	int r;
 
 	if ((void *)(gp + 1) > data_end || (gh->ver_c_hlen & 0x1f) != MAGLEV_GUE_PREV_WORDS ||
 	    gp->type != MAGLEV_GUE_PREV_TYPE)
@@ -120,11 +167,19 @@ static __always_inline int maglev_second_chance(struct xdp_md *ctx, void *l3, __
 	}
 	if (strip > 40 + 8 + 4 + 31 * 4)
 		return -1;
-	if (maglev_sc_claimed(ctx, (__u8 *)l3 + strip, data_end, inner == IPPROTO_IPIP))
+	r = maglev_sc_claimed(ctx, (__u8 *)l3 + strip, l3off + strip, data_end,
+			      inner == IPPROTO_IPIP);
+	if (r == MAGLEV_SC_NO_PORTS)
+		maglev_decap_count(MAGLEV_DECAP_SC_NO_PORTS);
+	if (r)
 		return -1;
 	/* The balancer carries only an owner of the current one's family. */
 	if (gp->family != (outer4 ? MAGLEV_AF_INET : MAGLEV_AF_INET6)) {
 		maglev_decap_count(MAGLEV_DECAP_SC_NO_REDIRECT);
+		return -1;
+	}
+	if (!maglev_sc_target_allowed(cfg, gp)) {
+		maglev_decap_count(MAGLEV_DECAP_SC_NOT_ALLOWED);
 		return -1;
 	}
 	if (data + ETH_HLEN > data_end) {

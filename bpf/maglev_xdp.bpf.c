@@ -475,6 +475,8 @@ static __always_inline int maglev_icmp4(struct xdp_md *ctx, void *data, __u32 l2
 			return MAGLEV_PASS(MAGLEV_REASON_PASS_NOT_VIP);
 		return maglev_echo4(data, iph, ic);
 	}
+	if (ic->type == ICMP_TIME_EXCEEDED)
+		return maglev_pass_icmp_error();
 	if (ic->type != ICMP_DEST_UNREACH)
 		return MAGLEV_PASS(MAGLEV_REASON_PASS_ICMP);
 	in = (void *)(ic + 1);
@@ -483,7 +485,7 @@ static __always_inline int maglev_icmp4(struct xdp_md *ctx, void *data, __u32 l2
 	if (in->version != 4 || in->ihl < 5)
 		return MAGLEV_DROP(MAGLEV_REASON_DROP_ICMP_BAD);
 	if (in->ihl != 5 || (in->protocol != IPPROTO_TCP && in->protocol != IPPROTO_UDP))
-		return MAGLEV_PASS(MAGLEV_REASON_PASS_ICMP);
+		return maglev_pass_icmp_error();
 	ports = (void *)(in + 1);
 	if ((void *)(ports + 2) > data_end)
 		return MAGLEV_DROP(MAGLEV_REASON_DROP_ICMP_BAD);
@@ -499,7 +501,7 @@ static __always_inline int maglev_icmp4(struct xdp_md *ctx, void *data, __u32 l2
 	vk->proto = in->protocol;
 	vip = maglev_vip_find_any(vk, ports[0]);
 	if (!vip)
-		return MAGLEV_PASS(MAGLEV_REASON_PASS_ICMP);
+		return maglev_pass_icmp_error();
 	pkt.l2_len = l2;
 	pkt.l3_len = tot;
 	pkt.frame_len = data_end - data;
@@ -581,6 +583,8 @@ static __always_inline int maglev_icmp6(struct xdp_md *ctx, void *data, __u32 l2
 			return MAGLEV_PASS(MAGLEV_REASON_PASS_NOT_VIP);
 		return maglev_echo6(data, ip6, ic);
 	}
+	if (ic->icmp6_type == ICMPV6_TIME_EXCEED)
+		return maglev_pass_icmp_error();
 	if (ic->icmp6_type != ICMPV6_DEST_UNREACH && ic->icmp6_type != ICMPV6_PKT_TOOBIG)
 		return MAGLEV_PASS(MAGLEV_REASON_PASS_ICMP);
 	in = (void *)(ic + 1);
@@ -589,7 +593,7 @@ static __always_inline int maglev_icmp6(struct xdp_md *ctx, void *data, __u32 l2
 	if ((*(__u8 *)in >> 4) != 6)
 		return MAGLEV_DROP(MAGLEV_REASON_DROP_ICMP_BAD);
 	if (in->nexthdr != IPPROTO_TCP && in->nexthdr != IPPROTO_UDP)
-		return MAGLEV_PASS(MAGLEV_REASON_PASS_ICMP);
+		return maglev_pass_icmp_error();
 	ports = (void *)(in + 1);
 	if ((void *)(ports + 2) > data_end)
 		return MAGLEV_DROP(MAGLEV_REASON_DROP_ICMP_BAD);
@@ -604,7 +608,7 @@ static __always_inline int maglev_icmp6(struct xdp_md *ctx, void *data, __u32 l2
 	vk->proto = in->nexthdr;
 	vip = maglev_vip_find_any(vk, ports[0]);
 	if (!vip)
-		return MAGLEV_PASS(MAGLEV_REASON_PASS_ICMP);
+		return maglev_pass_icmp_error();
 	pkt.l2_len = l2;
 	pkt.l3_len = bpf_ntohs(ip6->payload_len) + sizeof(*ip6);
 	pkt.frame_len = data_end - data;
@@ -661,6 +665,9 @@ static __always_inline int maglev_v6(struct xdp_md *ctx, __u32 l2)
 	}
 	if (nh == IPPROTO_ICMPV6)
 		return maglev_icmp6(ctx, data, l2, ip6, &vk);
+	/* The module walks AH (ipv6_skip_exthdr): the slow path's budget. */
+	if (nh == IPPROTO_AH)
+		return MAGLEV_PASS(MAGLEV_REASON_PASS_IPV6_EXT);
 	if (nh != IPPROTO_TCP && nh != IPPROTO_UDP)
 		return MAGLEV_PASS(MAGLEV_REASON_PASS_L4_PROTO);
 	__builtin_memset(&pkt, 0, sizeof(pkt));

@@ -40,10 +40,11 @@
 #define MAGLEV_IPV6_MIN_MTU 1280
 
 /* linux/icmp.h drags in libc headers; the few ICMP bits we need. */
-#define ICMP_ECHOREPLY	  0
-#define ICMP_DEST_UNREACH 3
-#define ICMP_FRAG_NEEDED  4
-#define ICMP_ECHO	  8
+#define ICMP_ECHOREPLY	   0
+#define ICMP_DEST_UNREACH  3
+#define ICMP_FRAG_NEEDED   4
+#define ICMP_ECHO	   8
+#define ICMP_TIME_EXCEEDED 11
 
 struct icmphdr {
 	__u8 type;

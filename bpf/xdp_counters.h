@@ -33,6 +33,20 @@ static __always_inline int maglev_verdict(__u32 reason, int action)
 #define MAGLEV_DROP(r) maglev_verdict(r, XDP_DROP)
 #define MAGLEV_TX(r)   maglev_verdict(r, XDP_TX)
 
+/* An ICMP error of a type the slow-path module forwards (ICMPv4
+ * unreachable and time exceeded, ICMPv6 unreachable, too big and time
+ * exceeded), passed up as pass_icmp: within the slow path's budget, as the
+ * reasons of maglev_reason_is_slowpath() are (issue 31 item 6). Other ICMP
+ * passed as pass_icmp (neighbour discovery, echo replies) is not the
+ * module's, and is not budgeted.
+ */
+static __always_inline int maglev_pass_icmp_error(void)
+{
+	if (!maglev_slowpath_admit())
+		return MAGLEV_DROP(MAGLEV_REASON_DROP_SLOW_PATH);
+	return MAGLEV_PASS(MAGLEV_REASON_PASS_ICMP);
+}
+
 static __always_inline void maglev_count(__u32 ctr)
 {
 	__u64 *c = bpf_map_lookup_elem(&maglev_ctrs, &ctr);

@@ -2,7 +2,9 @@
 /*
  * The slow path's budget (issue 14 item 7): packets passed up for the slow
  * path (fragments, IPv4 options on ICMP, IPv6 extension headers XDP does
- * not walk, too big without DF) cost the stack and the module far more than
+ * not walk (AH too), too big without DF, and the ICMP errors of the types
+ * the module forwards that XDP passes: maglev_pass_icmp_error() in
+ * xdp_counters.h, issue 31 item 6) cost the stack and the module far more than
  * a forwarded packet, and any sender can make them (one NOP option). Per
  * CPU, at most maglev_config.slow_path_limit of them per second go up, with
  * a burst of 10 ms worth; the rest are dropped as drop_slow_path. 0 means

@@ -16,6 +16,10 @@
  * counted (MAGLEV_DECAP_DROP_SRC / MAGLEV_DECAP_DROP_DST); packets that are
  * not encapsulated for us pass as before. Both maps hold IPv4 addresses as
  * IPv4-mapped IPv6 (::ffff:a.b.c.d), so one map serves both families.
+ *
+ * Second chance sends a packet on only to a previous owner inside a prefix
+ * of maglev_dcp_src with MAGLEV_DECAP_F_STRICT_SRC set (issue 31 item 7):
+ * an open program relays nothing (MAGLEV_DECAP_SC_NOT_ALLOWED).
  */
 #ifndef MAGLEV_DECAP_H
 #define MAGLEV_DECAP_H
@@ -73,6 +77,9 @@ enum maglev_decap_counter {
 	MAGLEV_DECAP_SC_NO_REDIRECT, /* would be sent on but cannot (family, adjust): local */
 	MAGLEV_DECAP_DROP_SRC,	     /* strict: outer source in no allowed prefix */
 	MAGLEV_DECAP_DROP_DST,	     /* strict: outer destination not this host's */
+	MAGLEV_DECAP_SC_NO_PORTS,    /* carried a previous owner, no TCP ports (fragment): local */
+	MAGLEV_DECAP_SC_NOT_ALLOWED, /* would be sent on, owner in no allowed prefix (open): local
+				      */
 	MAGLEV_DECAP_MAX
 };
 

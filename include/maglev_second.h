@@ -10,7 +10,8 @@
  * previous owner's address in a GUE private field. The backend's decap
  * program delivers it when a local socket (established, request, time-wait)
  * or a valid syncookie ACK claims it; otherwise it sends it on, once, to the
- * address carried, with the field cleared so it never moves again.
+ * address carried if its strict mode allows that address (never when open:
+ * include/maglev_decap.h), with the field cleared so it never moves again.
  *
  * Wire format: include/maglev_gue.h.
  */

@@ -11,8 +11,9 @@
  * would not fit the route's MTU with the outer headers is cut first when
  * it was reassembled here (or is IPv4 without DF), to fragments no larger
  * than the client's (maglev_refragment), so a backend without tunnel
- * devices still gets it. Beyond that the stack fragments the outer packet:
- * its header never sets DF, and IPv6 outer packets may be fragmented here.
+ * devices still gets it; such fragments carry no second-chance previous
+ * owner. Beyond that the stack fragments the outer packet: its header never
+ * sets DF, and IPv6 outer packets may be fragmented here.
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -438,6 +439,15 @@ static void maglev_xmit_one(struct net *net, struct maglev_net *mn, const struct
 		return;
 	}
 	size = maglev_frag_size(&tx, skb, frag_max);
+	/*
+	 * Cut: no previous owner either. The backend cannot look up a socket
+	 * for a fragment, so each would be sent on and the datagram lost.
+	 * The fragments were sized with room for it.
+	 */
+	if (size && tx.prev) {
+		tx.prev = NULL;
+		tx.hlen -= sizeof(struct maglev_gue_prev);
+	}
 	/* Not for us any more: drop conntrack, dst and receive metadata. */
 	skb_scrub_packet(skb, false);
 	skb->ip_summed = CHECKSUM_NONE;

@@ -17,7 +17,14 @@ e2e_require "$TOPO_TOOLS/longconn" "$TOPO_MAGLEVD" "$TOPO_MAGLEVCTL"
 N=100
 e2e_plan 6
 e2e_lb_up -b 4 -l 2 second_chance_ms 60000
-for i in 1 2 3 4; do topo_backend_tx $i; done
+# Strict, as second chance needs (an open decap sends nothing on): the
+# balancers' outer sources and the four backends.
+bes=()
+for i in 1 2 3 4; do bes+=("$(topo_backend4 $i)/32"); done
+for i in 1 2 3 4; do
+	topo_decap_strict $i "$TOPO_SRC4_PREFIX" "${bes[@]}"
+	topo_backend_tx $i
+done
 P=$TOPO_ECHO_PORT
 VA="$TOPO_VIP4:$P/tcp"   # second chance
 VB="$TOPO_VIP4_B:$P/tcp" # without

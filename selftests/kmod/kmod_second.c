@@ -281,10 +281,13 @@ static int capture(struct sc_ctx *c, int timeout_ms, size_t *len)
 	}
 }
 
-/* A TCP segment of flow k (flags as in byte 13), checksummed. */
-static size_t tcp_segment(const struct maglev_flow_key *k, uint8_t flags, uint8_t *out)
+/* A TCP segment of flow k (flags as in byte 13) with plen bytes of
+ * payload, checksummed.
+ */
+static size_t tcp_segment_len(const struct maglev_flow_key *k, uint8_t flags, size_t plen,
+			      uint8_t *out)
 {
-	size_t len = 20 + 32, i;
+	size_t len = 20 + plen, i;
 	uint16_t l = htons((uint16_t)len), c;
 	uint32_t sum = 0;
 
@@ -314,6 +317,11 @@ static size_t tcp_segment(const struct maglev_flow_key *k, uint8_t flags, uint8_
 	c = kmod_csum_fold(kmod_csum_add(sum, out, len));
 	memcpy(out + 16, &c, 2);
 	return len;
+}
+
+static size_t tcp_segment(const struct maglev_flow_key *k, uint8_t flags, uint8_t *out)
+{
+	return tcp_segment_len(k, flags, 32, out);
 }
 
 /* A random client flow toward VIP v whose slot has (want_prev) or has
@@ -528,6 +536,59 @@ TEST_F(sc, table_without_prev_stops_carrying)
 	ASSERT_EQ(0, push_tables(self->c.nl, 3, 1));
 	expect_encap(_metadata, &self->c, 0, &f, 0x10, own, prv);
 	EXPECT_EQ(2, carried(&self->c));
+}
+
+/*
+ * Issue 31 item 3: a whole IPv4 TCP segment without DF, 1,500 bytes, on a
+ * slot with a previous owner, does not fit the 1,500-byte route with the
+ * outer headers: the module cuts it (maglev_refragment). No fragment may
+ * carry the previous owner: the backend cannot look up a socket for a
+ * fragment, so it would send each on and the segment would be lost. The
+ * owner's backend gets the fragments as plain GUE, and together they hold
+ * the segment byte for byte.
+ */
+TEST_F(sc, cut_segment_carries_nothing)
+{
+	static uint8_t l4[1500], got[1500];
+	struct sc_ctx *c = &self->c;
+	struct kmod_shape whole = {};
+	struct maglev_flow_key f;
+	size_t l4len, len, off, filled = 0;
+	uint32_t own, prv;
+	int n, k, frames = 0;
+
+	pick_flow(0, 1, &f, &own, &prv);
+	l4len = tcp_segment_len(&f, 0x10, 1460, l4);
+	n = kmod_build_ip(&f, IPPROTO_TCP, l4, l4len, &whole, 0x4343, c->frames);
+	ASSERT_EQ(1, n);
+	ASSERT_EQ(14 + 1500, c->frames[0].len);
+	ASSERT_EQ(0, kmod_send_frames(c->client, c->frames, NULL, 1));
+	while ((k = capture(c, frames ? 200 : 3000, &len)) >= 0) {
+		uint8_t *g, *ip;
+		size_t flen, foff;
+
+		ASSERT_EQ((int)(own - 1), k);
+		off = 14 + 20 + 8; /* IPv4 outer, UDP */
+		g = c->rx + off;
+		EXPECT_EQ(0, g[0]) /* hlen 0: no optional fields */
+		{
+			TH_LOG("fragment %d carries %d words of options", frames, g[0] & 0x1f);
+		}
+		EXPECT_EQ(0, g[2] | g[3]);
+		ip = g + 4;
+		ASSERT_EQ(0x45, ip[0]);
+		flen = (size_t)((ip[2] << 8 | ip[3]) - 20);
+		foff = (size_t)(((ip[6] & 0x1f) << 8 | ip[7]) * 8);
+		ASSERT_LE(foff + flen, sizeof(got));
+		ASSERT_EQ(len, off + 4 + 20 + flen);
+		memcpy(got + foff, ip + 20, flen);
+		filled += flen;
+		frames++;
+	}
+	EXPECT_LE(2, frames);
+	ASSERT_EQ(l4len, filled);
+	EXPECT_EQ(0, memcmp(l4, got, l4len));
+	EXPECT_EQ(0, carried(c));
 }
 
 /* Previous owners of another length than the entries, or out of range:

@@ -484,6 +484,61 @@ TEST_F(parse, slow_path_over_budget_dropped)
 	ASSERT_EQ(0, d[MAGLEV_REASON_DROP_SLOW_PATH]);
 }
 
+/* Send n copies of self->in under slow_path_limit 1/s, whose bucket
+ * earlier floods have emptied: at most a few pass as reason, the rest are
+ * dropped as drop_slow_path, and nothing else is counted.
+ */
+static void flood_budgeted(struct __test_metadata *_metadata, FIXTURE_DATA(parse) * self, int n,
+			   int reason)
+{
+	uint64_t d[MAGLEV_REASON_MAX];
+
+	run_n(_metadata, self, n, d);
+	TH_LOG("%s: %llu of %d passed, %llu dropped", maglev_dp_reason_name(reason),
+	       (unsigned long long)d[reason], n,
+	       (unsigned long long)d[MAGLEV_REASON_DROP_SLOW_PATH]);
+	ASSERT_GE(3, d[reason]);
+	ASSERT_EQ((uint64_t)n, d[reason] + d[MAGLEV_REASON_DROP_SLOW_PATH]);
+}
+
+/* Issue 31 item 6: what XDP passes and the module forwards is the slow
+ * path's too. A flood of spoofed time-exceeded errors about a VIP flow
+ * (IPv4 and IPv6), destination-unreachable quoting IPv4 options, and IPv6
+ * whose first header is AH, over a limit of 1/s: dropped and counted. ICMP
+ * the module never forwards (neighbour solicitation) is not budgeted.
+ */
+TEST_F(parse, slow_path_icmp_errors_and_ah_budgeted)
+{
+	static const uint8_t router4[4] = {198, 51, 100, 1};
+	static const uint8_t router6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x0e, [15] = 1};
+	uint64_t d[MAGLEV_REASON_MAX];
+	const uint8_t t[] = {51};
+	const size_t l[] = {16};
+	uint8_t *ic;
+
+	set_slow_path_limit(_metadata, self, 1);
+	self->n = build_icmp_error(self->in, &self->f4, router4, 11, 0, 28);
+	flood_budgeted(_metadata, self, 50, MAGLEV_REASON_PASS_ICMP);
+	self->n = build_icmp_error(self->in, &self->f6, router6, 3, 0, 48);
+	flood_budgeted(_metadata, self, 20, MAGLEV_REASON_PASS_ICMP);
+	/* Unreachable quoting a header with options (IHL 6). */
+	self->n = build_icmp_error(self->in, &self->f4, router4, 3, 3, 28);
+	ic = self->in + L4_4;
+	ic[8] = 0x46;
+	put16(ic + 2, 0);
+	put16(ic + 2, csum_finish(csum_add(0, ic, self->n - L4_4)));
+	flood_budgeted(_metadata, self, 20, MAGLEV_REASON_PASS_ICMP);
+	build(self, P_AF6, IPPROTO_TCP, 10);
+	insert_ext(self, t, l, 1);
+	self->in[L4_6 + 1] = 2; /* AH: 4-byte words minus 2 */
+	flood_budgeted(_metadata, self, 20, MAGLEV_REASON_PASS_IPV6_EXT);
+
+	self->n = build_icmp_error(self->in, &self->f6, router6, 135, 0, 48);
+	run_n(_metadata, self, 20, d);
+	ASSERT_EQ(20, d[MAGLEV_REASON_PASS_ICMP]);
+	ASSERT_EQ(0, d[MAGLEV_REASON_DROP_SLOW_PATH]);
+}
+
 /* Under the budget (1 M/s: a burst of 10,000) and unlimited (0): every
  * fragment goes up, none is dropped.
  */

@@ -11,6 +11,7 @@
  * the field cleared, and a packet sent on once is never sent on again.
  * Both with an IPv4 and an IPv6 outer header (the *_v6_outer cases).
  */
+#include <errno.h>
 #include <sched.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -33,25 +34,22 @@ static const uint8_t BE2_6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x0b, [15] = 2};
 #define OFF6_UDP  54
 #define OFF6_PREV 66
 
-/* The GUE frame the balancer sends for f to backend be with an outer header
- * of family fam, carrying prev (NULL: plain GUE). Built from the tests' own
- * builders.
+/* The GUE frame the balancer sends for the client frame client (n bytes,
+ * flow f) to backend be with an outer header of family fam, carrying prev
+ * (NULL: plain GUE). Built from the tests' own builders.
  */
-static size_t gue_frame_fam(uint8_t *out, const struct flow *f, uint8_t flags, int fam,
-			    const uint8_t *be, const uint8_t *prev)
+static size_t gue_wrap(uint8_t *out, const uint8_t *client, size_t n, const struct flow *f, int fam,
+		       const uint8_t *be, const uint8_t *prev)
 {
-	struct client_opts co = {.payload = 20, .tcp_flags = flags};
 	struct encap_want w = {.outer_family = fam, .gue = 1, .gue_port = 6080};
-	size_t alen = fam == P_AF4 ? 4 : 16, n, len;
+	size_t alen = fam == P_AF4 ? 4 : 16, len;
 	size_t udp = fam == P_AF4 ? OFF_UDP : OFF6_UDP, gue = udp + 8, opt = gue + 4;
-	uint8_t client[256];
 
 	memcpy(w.backend, be, alen);
 	memcpy(w.src4, SRC4, 4);
 	w.src4_plen = SRC4_PLEN;
 	memcpy(w.src6, SRC6, 16);
 	w.src6_plen = SRC6_PLEN;
-	n = build_client(client, f, &co);
 	len = build_encap(out, client, n, f, &w);
 	if (!prev)
 		return len;
@@ -72,6 +70,17 @@ static size_t gue_frame_fam(uint8_t *out, const struct flow *f, uint8_t flags, i
 	put16(out + OFF_IP + 10, 0);
 	put16(out + OFF_IP + 10, csum_finish(csum_add(0, out + OFF_IP, 20)));
 	return len;
+}
+
+/* The same for a segment of f with TCP flags flags, 20 bytes of payload. */
+static size_t gue_frame_fam(uint8_t *out, const struct flow *f, uint8_t flags, int fam,
+			    const uint8_t *be, const uint8_t *prev)
+{
+	struct client_opts co = {.payload = 20, .tcp_flags = flags};
+	uint8_t client[256];
+	size_t n = build_client(client, f, &co);
+
+	return gue_wrap(out, client, n, f, fam, be, prev);
 }
 
 static size_t gue_frame(uint8_t *out, const struct flow *f, uint8_t flags, const uint8_t *be,
@@ -268,8 +277,8 @@ TEST_F(lb, table_without_prev_carries_nothing)
 FIXTURE(decap)
 {
 	struct maglev_decap *skel;
-	int prog, lfd, cfd, afd;
-	struct flow f4;
+	int prog, lfd, cfd, afd, lfd6, cfd6, afd6;
+	struct flow f4, f6;
 };
 
 static int sh_quiet(const char *cmd)
@@ -277,34 +286,66 @@ static int sh_quiet(const char *cmd)
 	return system(cmd);
 }
 
+/* Listener *lfd on va, a client *cfd bound to ca connected to it, and the
+ * accepted *afd: one established connection of family fam.
+ */
+static void connect_pair(struct __test_metadata *_metadata, int fam, const struct sockaddr *va,
+			 const struct sockaddr *ca, socklen_t alen, int *lfd, int *cfd, int *afd)
+{
+	int one = 1, i, r = -1;
+
+	*lfd = socket(fam, SOCK_STREAM, 0);
+	ASSERT_LE(0, *lfd);
+	setsockopt(*lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ASSERT_EQ(0, bind(*lfd, va, alen));
+	ASSERT_EQ(0, listen(*lfd, 8));
+	*cfd = socket(fam, SOCK_STREAM, 0);
+	ASSERT_LE(0, *cfd);
+	ASSERT_EQ(0, bind(*cfd, ca, alen));
+	/* An IPv6 address's local route comes up after "ip addr add"
+	 * returns (addrconf's work queue, even with nodad): retry, bounded.
+	 */
+	for (i = 0; i < 300; i++) {
+		r = connect(*cfd, va, alen);
+		if (!r || errno != ENETUNREACH)
+			break;
+		usleep(10000);
+	}
+	ASSERT_EQ(0, r)
+	{
+		TH_LOG("connect: %s", strerror(errno));
+	}
+	*afd = accept(*lfd, NULL, NULL);
+	ASSERT_LE(0, *afd);
+}
+
 /* A network namespace of this test's own: lo up with the VIP and the
- * client address, a listener on the VIP port 80 and one established
- * connection from the test's client flow (198.51.100.7:40001).
+ * client address of both families, a listener on the VIP port 80 and one
+ * established connection from the test's client flow (198.51.100.7:40001,
+ * [2001:db8:c::7]:40001).
  */
 FIXTURE_SETUP(decap)
 {
 	struct sockaddr_in va = {.sin_family = AF_INET, .sin_port = htons(80)};
 	struct sockaddr_in ca = {.sin_family = AF_INET, .sin_port = htons(40001)};
-	struct flow f6;
-	int one = 1;
+	struct sockaddr_in6 va6 = {.sin6_family = AF_INET6, .sin6_port = htons(80)};
+	struct sockaddr_in6 ca6 = {.sin6_family = AF_INET6, .sin6_port = htons(40001)};
 
+	self->lfd = self->cfd = self->afd = self->lfd6 = self->cfd6 = self->afd6 = -1;
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
 	ASSERT_EQ(0, sh_quiet("ip link set lo up && ip addr add 203.0.113.10/32 dev lo && "
-			      "ip addr add 198.51.100.7/32 dev lo"));
-	client_flows(&self->f4, &f6);
+			      "ip addr add 198.51.100.7/32 dev lo && "
+			      "ip addr add 2001:db8:f::a/128 dev lo nodad && "
+			      "ip addr add 2001:db8:c::7/128 dev lo nodad"));
+	client_flows(&self->f4, &self->f6);
 	memcpy(&va.sin_addr, self->f4.dst, 4);
 	memcpy(&ca.sin_addr, self->f4.src, 4);
-	self->lfd = socket(AF_INET, SOCK_STREAM, 0);
-	ASSERT_LE(0, self->lfd);
-	setsockopt(self->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	ASSERT_EQ(0, bind(self->lfd, (struct sockaddr *)&va, sizeof(va)));
-	ASSERT_EQ(0, listen(self->lfd, 8));
-	self->cfd = socket(AF_INET, SOCK_STREAM, 0);
-	ASSERT_LE(0, self->cfd);
-	ASSERT_EQ(0, bind(self->cfd, (struct sockaddr *)&ca, sizeof(ca)));
-	ASSERT_EQ(0, connect(self->cfd, (struct sockaddr *)&va, sizeof(va)));
-	self->afd = accept(self->lfd, NULL, NULL);
-	ASSERT_LE(0, self->afd);
+	connect_pair(_metadata, AF_INET, (struct sockaddr *)&va, (struct sockaddr *)&ca, sizeof(va),
+		     &self->lfd, &self->cfd, &self->afd);
+	memcpy(&va6.sin6_addr, self->f6.dst, 16);
+	memcpy(&ca6.sin6_addr, self->f6.src, 16);
+	connect_pair(_metadata, AF_INET6, (struct sockaddr *)&va6, (struct sockaddr *)&ca6,
+		     sizeof(va6), &self->lfd6, &self->cfd6, &self->afd6);
 	self->skel = maglev_decap__open_and_load();
 	ASSERT_NE(NULL, self->skel);
 	self->prog = bpf_program__fd(self->skel->progs.maglev_decap);
@@ -313,6 +354,9 @@ FIXTURE_SETUP(decap)
 FIXTURE_TEARDOWN(decap)
 {
 	maglev_decap__destroy(self->skel);
+	close(self->afd6);
+	close(self->cfd6);
+	close(self->lfd6);
 	close(self->afd);
 	close(self->cfd);
 	close(self->lfd);
@@ -331,16 +375,38 @@ static uint64_t dcount(FIXTURE_DATA(decap) * self, uint32_t what)
 	return sum;
 }
 
-/* The inner packet must come out: decapsulated, delivered. */
+/* Strict source as a fleet with second chance configures it: the
+ * balancers' outer source prefixes and the backends' (192.0.2.0/24,
+ * 2001:db8:b::/64), to which alone a packet may be sent on.
+ */
+static void fleet_strict(struct __test_metadata *_metadata, FIXTURE_DATA(decap) * self)
+{
+	int src = bpf_map__fd(self->skel->maps.maglev_dcp_src);
+
+	ASSERT_EQ(0, decap_set_flags(bpf_map__fd(self->skel->maps.maglev_decap_cfg),
+				     MAGLEV_DECAP_F_STRICT_SRC));
+	ASSERT_EQ(0, decap_allow_src(src, SRC4, 1, SRC4_PLEN));
+	ASSERT_EQ(0, decap_allow_src(src, SRC6, 0, SRC6_PLEN));
+	ASSERT_EQ(0, decap_allow_src(src, BE1, 1, 24));
+	ASSERT_EQ(0, decap_allow_src(src, BE1_6, 0, 64));
+}
+
+/* The inner packet must come out: decapsulated, delivered, byte for byte
+ * the MAC addresses, the inner family's ethertype and the inner packet of
+ * the IPv4-outer frame in.
+ */
 static void expect_local(struct __test_metadata *_metadata, int prog, const uint8_t *in, size_t len)
 {
+	const size_t inner = OFF_PREV + 20;
+	uint8_t exp[512];
 	struct run_result r;
 
 	ASSERT_EQ(0, run_prog(prog, in, len, &r));
 	ASSERT_EQ(XDP_PASS, r.action);
-	/* MAC header, then the client's IPv4 packet. */
-	ASSERT_EQ(0x45, r.out[14]);
-	ASSERT_EQ(len - (OFF_PREV + 20 - 14), r.len);
+	memcpy(exp, in, 12);
+	put16(exp + 12, in[inner] >> 4 == 4 ? 0x0800 : 0x86dd);
+	memcpy(exp + 14, in + inner, len - inner);
+	ASSERT_BYTES(r.out, r.len, exp, len - inner + 14);
 }
 
 TEST_F(decap, established_socket_delivered)
@@ -366,6 +432,104 @@ TEST_F(decap, syn_stays_local)
 	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
 }
 
+/* Issue 31 item 3: a segment of the established connection whose IPv4
+ * header has options (one NOP word) is claimed by its socket, the TCP
+ * header found past the options, and delivered here; read as "no socket",
+ * it would be sent on to the previous owner, which resets the connection.
+ */
+TEST_F(decap, established_with_ipv4_options_delivered)
+{
+	struct client_opts co = {.payload = 20};
+	uint8_t client[256], in[512];
+	size_t n = build_client(client, &self->f4, &co);
+
+	insert_ipv4_nops(client, &n, 14, 4);
+	n = gue_wrap(in, client, n, &self->f4, P_AF4, BE1, BE2);
+	expect_local(_metadata, self->prog, in, n);
+	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_LOCAL));
+	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+}
+
+/* The same for IPv6 with a destination-options header before TCP. */
+TEST_F(decap, established_with_ipv6_dstopts_delivered)
+{
+	struct client_opts co = {.payload = 20};
+	const uint8_t t[] = {60};
+	const size_t l[] = {8};
+	uint8_t client[256], in[512];
+	size_t n = build_client(client, &self->f6, &co);
+
+	insert_ipv6_ext(client, &n, 14, t, l, 1);
+	n = gue_wrap(in, client, n, &self->f6, P_AF4, BE1, BE2);
+	expect_local(_metadata, self->prog, in, n);
+	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_LOCAL));
+	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+}
+
+/* The walk finds the ports, not merely the options: a tuple no socket
+ * holds, with the same option or header (three NOP words, two headers:
+ * hop-by-hop then destination options), is sent on.
+ */
+TEST_F(decap, options_without_socket_sent_on)
+{
+	struct client_opts co = {.payload = 20};
+	const uint8_t t[] = {0, 60};
+	const size_t l[] = {8, 16};
+	struct flow f4 = self->f4, f6 = self->f6;
+	uint8_t client[256], in[512];
+	struct run_result r;
+	size_t n;
+
+	fleet_strict(_metadata, self);
+	f4.sport = f6.sport = 40002;
+	n = build_client(client, &f4, &co);
+	insert_ipv4_nops(client, &n, 14, 12);
+	n = gue_wrap(in, client, n, &f4, P_AF4, BE1, BE2);
+	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
+	EXPECT_EQ(XDP_TX, r.action);
+	n = build_client(client, &f6, &co);
+	insert_ipv6_ext(client, &n, 14, t, l, 2);
+	n = gue_wrap(in, client, n, &f6, P_AF4, BE1, BE2);
+	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
+	EXPECT_EQ(XDP_TX, r.action);
+	EXPECT_EQ(2, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_SC_LOCAL));
+}
+
+/* Fragments are delivered here, never sent on: a non-first fragment has no
+ * TCP header (its payload, read as one, names here a tuple no socket
+ * holds), and the first one must join the rest in this host's reassembly.
+ * IPv4 first and later fragments, an IPv6 fragment header.
+ */
+TEST_F(decap, fragments_delivered)
+{
+	struct client_opts co = {.payload = 20};
+	const uint8_t t[] = {44};
+	const size_t l[] = {8};
+	const uint16_t frag4[] = {0x2000, 0x0010}; /* MF; offset 128 bytes */
+	struct flow f4 = self->f4, f6 = self->f6;
+	uint8_t client[256], in[512];
+	size_t n;
+	int i;
+
+	f4.sport = f6.sport = 40002;
+	for (i = 0; i < 2; i++) {
+		n = build_client(client, &f4, &co);
+		put16(client + 14 + 6, frag4[i]);
+		put16(client + 14 + 10, 0);
+		put16(client + 14 + 10, csum_finish(csum_add(0, client + 14, 20)));
+		n = gue_wrap(in, client, n, &f4, P_AF4, BE1, BE2);
+		expect_local(_metadata, self->prog, in, n);
+	}
+	n = build_client(client, &f6, &co);
+	insert_ipv6_ext(client, &n, 14, t, l, 1);
+	client[14 + 40 + 3] = 1; /* MF */
+	n = gue_wrap(in, client, n, &f6, P_AF4, BE1, BE2);
+	expect_local(_metadata, self->prog, in, n);
+	EXPECT_EQ(3, dcount(self, MAGLEV_DECAP_SC_NO_PORTS));
+	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+}
+
 /* No socket for the flow (only the listener, no valid syncookie): sent on
  * to backend 2 once, the field cleared; the packet sent on is delivered by
  * the next backend whatever it finds.
@@ -377,6 +541,7 @@ TEST_F(decap, no_socket_sent_on_once)
 	struct run_result r, r2;
 	size_t n;
 
+	fleet_strict(_metadata, self);
 	f.sport = 40002;
 	n = gue_frame(in, &f, 0x10, BE1, BE2);
 	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
@@ -413,6 +578,7 @@ TEST_F(decap, no_socket_sent_on_once_v6_outer)
 	struct run_result r, r2;
 	size_t n;
 
+	fleet_strict(_metadata, self);
 	f.sport = 40004;
 	n = gue_frame6(in, &f, 0x10, BE1_6, BE2_6);
 	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
@@ -436,7 +602,8 @@ TEST_F(decap, no_socket_sent_on_once_v6_outer)
 /* Strict mode (include/maglev_decap.h) keeps second chance working when the
  * backends' prefix is allowed beside the balancer's: sent on by backend 1,
  * taken by backend 2 (both this namespace here) from backend 1's address.
- * A spoofed source carrying a previous owner is dropped, never sent on.
+ * A spoofed source carrying a previous owner is dropped, never sent on; a
+ * previous owner in no allowed prefix is not sent to (delivered here).
  */
 TEST_F(decap, strict_mode_sent_on_and_delivered)
 {
@@ -463,6 +630,11 @@ TEST_F(decap, strict_mode_sent_on_and_delivered)
 	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_DROP_SRC));
 	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
 
+	/* Backend 2 is in no allowed prefix yet: not sent there. */
+	expect_local(_metadata, self->prog, in, n);
+	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_NOT_ALLOWED));
+	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+	ASSERT_EQ(0, decap_allow_src(src, BE2, 1, 32));
 	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
 	ASSERT_EQ(XDP_TX, r.action);
 	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
@@ -477,6 +649,33 @@ TEST_F(decap, strict_mode_sent_on_and_delivered)
 	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_DROP_DST));
 }
 
+/* Issue 31 item 7: open (unconfigured), or strict on destinations only,
+ * the program knows no fleet, and the previous owner is whatever the sender
+ * wrote: a segment no socket claims is delivered here, never relayed. With
+ * strict source, a previous owner outside the allowed prefixes
+ * (203.0.113.99) is not sent to either.
+ */
+TEST_F(decap, open_mode_never_sends_on)
+{
+	static const uint8_t STRANGER[4] = {203, 0, 113, 99};
+	struct flow f = self->f4;
+	uint8_t in[512];
+	size_t n;
+
+	f.sport = 40002;
+	n = gue_frame(in, &f, 0x10, BE1, BE2);
+	expect_local(_metadata, self->prog, in, n);
+	ASSERT_EQ(0, decap_set_flags(bpf_map__fd(self->skel->maps.maglev_decap_cfg),
+				     MAGLEV_DECAP_F_STRICT_DST));
+	ASSERT_EQ(0, decap_own_dst(bpf_map__fd(self->skel->maps.maglev_dcp_dst), BE1, 1));
+	expect_local(_metadata, self->prog, in, n);
+	fleet_strict(_metadata, self);
+	n = gue_frame(in, &f, 0x10, BE1, STRANGER);
+	expect_local(_metadata, self->prog, in, n);
+	EXPECT_EQ(3, dcount(self, MAGLEV_DECAP_SC_NOT_ALLOWED));
+	EXPECT_EQ(0, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+}
+
 /* No listener at all on the port: sent on as well. */
 TEST_F(decap, no_listener_sent_on)
 {
@@ -485,6 +684,7 @@ TEST_F(decap, no_listener_sent_on)
 	struct run_result r;
 	size_t n;
 
+	fleet_strict(_metadata, self);
 	f.dport = 81;
 	n = gue_frame(in, &f, 0x10, BE1, BE2);
 	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
@@ -509,6 +709,7 @@ TEST_F(decap, syncookie_ack_stays_local)
 	int rs, i, n = 0;
 	size_t len;
 
+	fleet_strict(_metadata, self);
 	ASSERT_EQ(0, sh_quiet("sysctl -qw net.ipv4.tcp_syncookies=2"));
 	f.sport = 40004;
 	rs = socket(AF_INET, SOCK_RAW, IPPROTO_TCP);

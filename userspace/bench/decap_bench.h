@@ -5,8 +5,10 @@
  * what decap rewrites): plain GUE (no socket lookup), GUE carrying a
  * previous owner whose segment an established socket claims (lookup hit,
  * delivered), and one no socket claims (lookup finds only the listener, the
- * syncookie check fails, sent on). The sockets live in a network namespace
- * of the benchmark's own (unshare), made after every balancer case ran.
+ * syncookie check fails, sent on: in strict source mode, decap_strict, as
+ * the decap sends nothing on when open). The sockets live in a network
+ * namespace of the benchmark's own (unshare), made after every balancer
+ * case ran.
  */
 #ifndef DECAP_BENCH_H
 #define DECAP_BENCH_H
@@ -15,6 +17,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include "maglev_decap.skel.h"
+#include "decap_cfg.h"
 
 struct decap_bench {
 	struct maglev_decap *skel;
@@ -84,6 +87,20 @@ static int decap_setup(struct decap_bench *d, const struct flow *f)
 		return -errno;
 	d->skel = maglev_decap__open_and_load();
 	return d->skel ? 0 : -errno;
+}
+
+/* Strict source as a fleet with second chance runs it: the balancers'
+ * prefix (198.51.100.128/25) and the backends' (192.0.2.0/24, the previous
+ * owner 192.0.2.2 among them). 0 or -1.
+ */
+static int decap_strict(struct decap_bench *d)
+{
+	static const uint8_t lb[4] = {198, 51, 100, 128}, be[4] = {192, 0, 2, 0};
+	int src = bpf_map__fd(d->skel->maps.maglev_dcp_src);
+
+	return decap_allow_src(src, lb, 1, 25) || decap_allow_src(src, be, 1, 24) ||
+	       decap_set_flags(bpf_map__fd(d->skel->maps.maglev_decap_cfg),
+			       MAGLEV_DECAP_F_STRICT_SRC);
 }
 
 /* Sum over CPUs of decap counter what. */

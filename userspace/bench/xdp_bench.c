@@ -1174,8 +1174,8 @@ int main(int argc, char **argv)
 			{"xdp_ns_decap_sc_local", "decap: previous owner carried, socket found", 1,
 			 0, XDP_PASS, MAGLEV_DECAP_SC_LOCAL},
 			{"xdp_ns_decap_sc_redirect",
-			 "decap: previous owner carried, no socket: sent on", 1, 1, XDP_TX,
-			 MAGLEV_DECAP_SC_REDIRECT},
+			 "decap: previous owner carried, no socket: sent on (strict source)", 1, 1,
+			 XDP_TX, MAGLEV_DECAP_SC_REDIRECT},
 		};
 		struct decap_bench db = {0};
 		struct flow fd4;
@@ -1193,6 +1193,11 @@ int main(int argc, char **argv)
 			uint64_t before = decap_ctr(&db, dc[k].ctr);
 
 			fl.sport += (uint16_t)dc[k].sport_off;
+			/* Only strict mode sends on (include/maglev_decap.h). */
+			if (dc[k].action == XDP_TX && decap_strict(&db)) {
+				fprintf(stderr, "decap strict mode: %s\n", strerror(errno));
+				return 1;
+			}
 			decap_frame(fr, &fl, dc[k].prev);
 			set_packet(&c, fr, 0);
 			RUN(dc[k].key, dc[k].what, wrap_fd, (uint32_t)dc[k].action, REPEAT, 0,

@@ -81,7 +81,9 @@ static const struct {
 	 "--second-chance (GUE only: IPIP has no room to carry the previous owner): a\n"
 	 "packet of an unknown flow whose slot changed owner recently carries the previous\n"
 	 "owner, and the backend's decap program sends it there if no local socket claims\n"
-	 "it (flows survive a balancer change and a table change together).\n"
+	 "it and its --allow-src prefixes hold that owner (an open decap sends nothing\n"
+	 "on, maglev-decap(8)): flows survive a balancer change and a table change\n"
+	 "together.\n"
 	 "Example:\n"
 	 "  maglevctl vip add 192.0.2.10:80/tcp --check http --check-path /healthz\n"},
 	{"vip", "set",

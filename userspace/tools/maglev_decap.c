@@ -47,6 +47,8 @@ static const char *const counter_names[MAGLEV_DECAP_MAX] = {
 	[MAGLEV_DECAP_SC_NO_REDIRECT] = "sc_no_redirect",
 	[MAGLEV_DECAP_DROP_SRC] = "drop_src",
 	[MAGLEV_DECAP_DROP_DST] = "drop_dst",
+	[MAGLEV_DECAP_SC_NO_PORTS] = "sc_no_ports",
+	[MAGLEV_DECAP_SC_NOT_ALLOWED] = "sc_not_allowed",
 };
 
 /* The maps as pinned, by the program's own names. */
@@ -83,8 +85,9 @@ static void usage(FILE *f)
 		"  --own-dst ADDR|auto   strict destination: decapsulate only packets to this "
 		"address\n"
 		"                        (repeatable; auto: DEV's addresses); replaces the list\n"
-		"  --open                no strict checks: decapsulate from anyone (attach needs\n"
-		"                        this or --allow-src)\n"
+		"  --open                no strict checks: decapsulate from anyone, and send no\n"
+		"                        second-chance packet on (attach needs this or "
+		"--allow-src)\n"
 		"  --gue-port PORT       GUE port to decapsulate (default %d)\n"
 		"  --mode native|generic XDP mode for attach (default native)\n"
 		"  --pin DIR             pin dir (default " PIN_BASE "/DEV; DEV@netns-INODE\n"
@@ -93,7 +96,10 @@ static void usage(FILE *f)
 		"\n"
 		"Without --allow-src and --own-dst the program is open: any host that reaches DEV\n"
 		"can deliver packets with any inner source, so attach refuses to start so unless\n"
-		"told --open (or the pinned maps are already strict). See maglev-decap(8).\n",
+		"told --open (or the pinned maps are already strict). Second chance sends a "
+		"packet\n"
+		"on only to a previous owner inside an --allow-src prefix: never when open.\n"
+		"See maglev-decap(8).\n",
 		MAGLEV_GUE_PORT_DEFAULT);
 }
 
@@ -284,7 +290,8 @@ static int apply(const char *pin, const struct conf *c)
 	if (!r && !(v.flags & MAGLEV_DECAP_F_STRICT_SRC))
 		fprintf(stderr,
 			"maglev-decap: warning: no --allow-src: packets are decapsulated from "
-			"any source (open relay, see maglev-decap(8))\n");
+			"any source (open relay) and second chance sends nothing on, see "
+			"maglev-decap(8)\n");
 out:
 	if (cfg >= 0)
 		close(cfg);
