@@ -90,6 +90,8 @@ check "metrics: failed health checks counted" \
 kill $L22
 check "both down: the VIP's table is empty (packets dropped, not sent to dead backends)" \
 	bash -c "for i in \$(seq 60); do [ \"\$($MAGLEVCTL -j table $V | jq .other_slots)\" = 65537 ] && exit 0; sleep 0.1; done; exit 1"
+check "every backend of the VIP down: the log names where to look on this balancer (decap, src4_prefix)" \
+	grep -q "health: every backend of $V failed its checks (2 of 2): .*src4_prefix" "$DLOG"
 
 # --- HTTP ------------------------------------------------------------------------------
 echo 200 >"$TDIR/status"

@@ -194,6 +194,12 @@ check "the file put back: reload exit 0, nothing waits ($out)" \
 	bash -c "[ $rc = 0 ] && [ \"\$($MAGLEVCTL -j status | jq -c .restart_pending)\" = '[]' ]"
 write_conf "tcp_closed_timeout_ms 5000" "new_flow_limit 0" "slow_path_limit 0"
 "$MAGLEVCTL" reload >/dev/null 2>&1
+# A new outer source prefix: strict decap on the backends would drop it all.
+write_conf "tcp_closed_timeout_ms 5000" "new_flow_limit 0" "slow_path_limit 0" "src4_prefix 203.0.113.128/25"
+out=$("$MAGLEVCTL" reload 2>&1)
+check "a reload that changes src4_prefix warns that strict decap must allow it ($out)" \
+	bash -c "grep -q '^warning: the outer source prefix changed .*--allow-src' <<<'$out' &&
+		$MAGLEVCTL -j reload | jq -e '.warning | not' >/dev/null"
 stop_daemon
 start_daemon || nok "maglevd restarts with tcp_closed_timeout_ms 5000"
 check "a restart applies it ($(closed_ns) ns)" [ "$(closed_ns)" = 5000000000 ]

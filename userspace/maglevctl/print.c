@@ -523,6 +523,8 @@ void print_reload(const struct ctl_opts *o, json_object *resp)
 
 	words(resp, "restart_pending", pending, sizeof(pending));
 	printf("configuration reloaded from %s\n", s_or(resp, "config", "?"));
+	if (jstr(resp, "warning"))
+		printf("warning: %s\n", jstr(resp, "warning"));
 	if (pending[0])
 		printf("not applied until maglevd restarts (the running values stay): %s\n",
 		       pending);

@@ -74,6 +74,8 @@ struct daemon {
 	 * (space-separated; "" none): they wait, and status says so.
 	 */
 	char restart_pending[256];
+	/* What the last good reload changed that needs action elsewhere ("": none). */
+	char reload_warning[256];
 	int ifindex[CFG_MAX_IFACES];
 	int n_attached;
 	/* metrics_sample(): samples taken, and the seconds the current rates

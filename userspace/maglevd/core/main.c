@@ -240,7 +240,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	struct maglev_config mc, old_mc;
 	struct maglevd_config nc;
 	char e[512], e2[256], pending[sizeof(d->restart_pending)];
-	bool reseed, regroup, refail;
+	bool reseed, regroup, refail, resrc;
 	size_t pending_n;
 	int i, r;
 
@@ -303,6 +303,10 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	}
 	slowpath_config(&mc);
 	reseed = memcmp(&nc.seed, &d->cfg.seed, sizeof(nc.seed));
+	resrc = nc.src4_set != d->cfg.src4_set || nc.src4_prefix != d->cfg.src4_prefix ||
+		nc.src4_plen != d->cfg.src4_plen || nc.src6_set != d->cfg.src6_set ||
+		memcmp(nc.src6_prefix, d->cfg.src6_prefix, sizeof(nc.src6_prefix)) ||
+		nc.src6_plen != d->cfg.src6_plen;
 	regroup = nc.has_group != d->cfg.has_group || nc.control_gid != d->cfg.control_gid;
 	refail = nc.hc.on_fail != d->cfg.hc.on_fail;
 	d->cfg = nc;
@@ -325,6 +329,19 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 				       "reload again", e2, err, errlen);
 	status_reload_done(d, NULL);
 	snprintf(d->restart_pending, sizeof(d->restart_pending), "%s", pending);
+	/* Strict decap on the backends drops sources it was not told of: every
+	 * check then fails and every VIP is blackholed, with nothing else to say why.
+	 */
+	d->reload_warning[0] = '\0';
+	if (resrc) {
+		snprintf(d->reload_warning, sizeof(d->reload_warning),
+			 "the outer source prefix changed (src4_prefix, src6_prefix): backends "
+			 "whose "
+			 "decap is strict must allow it (maglev-decap set DEV --allow-src PREFIX) "
+			 "or "
+			 "they drop every packet and every check fails");
+		log_warn("reload: %s", d->reload_warning);
+	}
 	log_info("configuration reloaded from %s%s%s", d->config_path,
 		 pending[0] ? "; waiting for a restart: " : "", pending);
 	sd_notify(0, "READY=1");
@@ -393,7 +410,8 @@ static int test_config(struct daemon *d)
 
 	for (i = 0; i < d->cfg.n_ifaces; i++)
 		if (!if_nametoindex(d->cfg.ifaces[i])) {
-			fprintf(stderr, "maglevd: error: %s: interface %s does not exist here: %s\n",
+			fprintf(stderr,
+				"maglevd: error: %s: interface %s does not exist here: %s\n",
 				d->config_path, d->cfg.ifaces[i], strerror(errno));
 			bad++;
 		}

@@ -690,6 +690,8 @@ static json_object *do_reload(struct daemon *d, json_object *req, struct req_err
 	o = req_ok_reply();
 	json_object_object_add(o, "config", json_object_new_string(d->config_path));
 	json_object_object_add(o, "restart_pending", status_restart_pending(d));
+	if (d->reload_warning[0])
+		json_object_object_add(o, "warning", json_object_new_string(d->reload_warning));
 	/* A new seed's tables: answered once they are in the datapath. */
 	e->deferred = ctl_answer_after_commits(d, o) > 0;
 	return e->deferred ? NULL : o;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl_proto.h"
 #include "core/daemon.h"
 #include "fleet/fleet_health.h"
 #include "health/health_changes.h"
@@ -89,6 +90,31 @@ static uint32_t apply_vip(struct vip *v, struct health_changes *cs)
 	return n;
 }
 
+/*
+ * Every backend of a VIP down: when they all fail, the cause is more often on
+ * this balancer's side than on each backend's, so the log names where to look
+ * (the outer source prefix the backends' strict decap must allow first: a
+ * changed src4_prefix silently blackholed every VIP).
+ */
+static void all_down_hint(const struct daemon *d, const struct vip *v)
+{
+	char name[CTL_ADDR_STRLEN];
+	uint32_t i;
+
+	if (v->nbe < 2)
+		return;
+	for (i = 0; i < v->nbe; i++)
+		if (v->bes[i].up)
+			return;
+	ctl_format_vip(&v->key, name, sizeof(name));
+	log_warn("health: every backend of %s failed its checks (%u of %u): when all fail, look at "
+		 "this "
+		 "balancer first: the backends' decap must allow its outer sources (src4_prefix, "
+		 "src6_prefix; maglev-decap show: drop_src rising), the next hop and MTU "
+		 "(maglevctl status), health_via_encap",
+		 name, v->nbe, v->nbe);
+}
+
 /* health_scope fleet: the verdicts are this balancer's vote, not the table's input. */
 static void vote(struct daemon *d)
 {
@@ -133,6 +159,8 @@ void health_verdicts_apply(struct daemon *d)
 		c = apply_vip(v, cs);
 		n += c;
 		nvips += c > 0;
+		if (c)
+			all_down_hint(d, v);
 	}
 	if (!n) {
 		health_changes_free(cs);
