@@ -1,5 +1,7 @@
 # make install [DESTDIR=...] [PREFIX=/usr/local]: the daemon, the CLI, the
-# backend-side decap object and its loader (maglev-decap), the systemd unit,
+# backend-side decap object and its loader (maglev-decap), the systemd units
+# (maglevd, and maglev-decap@IFACE for backends; with the decap's and a
+# backend sysctl example and the quick start),
 # the man pages, the bash completion, the example configs (maglevd; BIRD and FRR for a fleet) and the
 # operator's guide. Debian
 # packaging uses PREFIX=/usr.
@@ -30,6 +32,9 @@ INSTALL_FILES = \
 	$(BUILD)/man/maglevd.conf.5 $(MANDIR)/man5/maglevd.conf.5 0644 \
 	userspace/maglevctl/completion.bash $(COMPLETIONDIR)/maglevctl 0644 \
 	docs/operations.md $(DOCDIR)/operations.md 0644 \
+	docs/quickstart.md $(DOCDIR)/quickstart.md 0644 \
+	docs/maglev-decap.env.example $(DOCDIR)/examples/maglev-decap.env.example 0644 \
+	docs/sysctl-maglev-backend.conf $(DOCDIR)/examples/sysctl-maglev-backend.conf 0644 \
 	docs/maglevd.conf.example $(DOCDIR)/examples/maglevd.conf.example 0644 \
 	docs/bird.conf $(DOCDIR)/examples/bird.conf 0644 \
 	docs/frr.conf $(DOCDIR)/examples/frr.conf 0644 \
@@ -51,9 +56,11 @@ install: install-prereqs
 	sed -e 's|/usr/local/sbin/|$(SBINDIR)/|g' -e 's|/usr/local/bin/|$(BINDIR)/|g' \
 		-e 's|/usr/local/share/doc/maglev-lb|$(DOCDIR)|g' \
 		docs/maglevd.service > "$(DESTDIR)$(UNITDIR)/maglevd.service"
+	sed -e 's|/usr/local/sbin/|$(SBINDIR)/|g' -e 's|/usr/local/share/doc/maglev-lb|$(DOCDIR)|g' \
+		docs/maglev-decap@.service > "$(DESTDIR)$(UNITDIR)/maglev-decap@.service"
 
 uninstall:
 	@set -- $(INSTALL_FILES); while [ $$# -gt 0 ]; do \
 		rm -fv "$(DESTDIR)$$2"; shift 3; \
 	done
-	rm -fv "$(DESTDIR)$(UNITDIR)/maglevd.service"
+	rm -fv "$(DESTDIR)$(UNITDIR)/maglevd.service" "$(DESTDIR)$(UNITDIR)/maglev-decap@.service"

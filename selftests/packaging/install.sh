@@ -25,12 +25,16 @@ expected="755 sbin/maglevd
 755 sbin/maglev-decap
 644 lib/maglev-lb/maglev_decap.bpf.o
 644 lib/systemd/system/maglevd.service
+644 lib/systemd/system/maglev-decap@.service
 644 share/man/man8/maglevd.8
 644 share/man/man8/maglevctl.8
 644 share/man/man8/maglev-decap.8
 644 share/man/man5/maglevd.conf.5
 644 share/bash-completion/completions/maglevctl
 644 share/doc/maglev-lb/operations.md
+644 share/doc/maglev-lb/quickstart.md
+644 share/doc/maglev-lb/examples/maglev-decap.env.example
+644 share/doc/maglev-lb/examples/sysctl-maglev-backend.conf
 644 share/doc/maglev-lb/examples/maglevd.conf.example
 644 share/doc/maglev-lb/examples/bird.conf
 644 share/doc/maglev-lb/examples/frr.conf
@@ -70,6 +74,14 @@ check "bash-completion loads the installed maglevctl completion" \
 exec_paths() { sed -n 's/^Exec[A-Za-z]*=\([^ ]*\).*/\1/p' "$1" | sort -u | tr '\n' ' '; }
 check "the unit runs the installed maglevd and maglevctl (PREFIX=/usr/local)" \
 	[ "$(exec_paths "$P/lib/systemd/system/maglevd.service")" = "/usr/local/bin/maglevctl /usr/local/sbin/maglevd " ]
+check "the decap template unit runs the installed maglev-decap" \
+	[ "$(exec_paths "$P/lib/systemd/system/maglev-decap@.service")" = "/usr/local/sbin/maglev-decap " ]
+if command -v systemd-analyze >/dev/null; then
+	out=$(cd "$P/lib/systemd/system" && systemd-analyze verify --man=no ./maglev-decap@eth0.service 2>&1 |
+		grep -v "EnvironmentFile\|decap-eth0.env\|Failed to prepare\|sys-subsystem-net-devices\|No such file")
+	check "systemd-analyze verify finds nothing wrong in maglev-decap@eth0.service" [ -z "$out" ]
+	[ -n "$out" ] && diag "$out"
+fi
 
 if mk install PREFIX=/usr DESTDIR="$T/deb" >"$T/log" 2>&1; then
 	U=$T/deb/usr/lib/systemd/system/maglevd.service
@@ -77,6 +89,9 @@ if mk install PREFIX=/usr DESTDIR="$T/deb" >"$T/log" 2>&1; then
 		[ -x "$T/deb/usr/sbin/maglevd" -a -x "$T/deb/usr/bin/maglevctl" -a ! -e "$T/deb/usr/local" ]
 	check "PREFIX=/usr: the unit runs /usr/sbin/maglevd, /usr/bin/maglevctl and names no /usr/local path" \
 		[ "$(exec_paths "$U")" = "/usr/bin/maglevctl /usr/sbin/maglevd " -a -z "$(grep -v "^#" "$U" | grep /usr/local)" ]
+	U=$T/deb/usr/lib/systemd/system/maglev-decap@.service
+	check "PREFIX=/usr: the decap unit runs /usr/sbin/maglev-decap and names no /usr/local path" \
+		[ "$(exec_paths "$U")" = "/usr/sbin/maglev-decap " -a -z "$(grep -v "^#" "$U" | grep /usr/local)" ]
 else
 	sed 's/^/# /' "$T/log"
 	nok "make install PREFIX=/usr DESTDIR=..."
