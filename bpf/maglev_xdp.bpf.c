@@ -220,8 +220,9 @@ static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_p
 }
 
 /* Maglev pick from the VIP's current table; 0 and *reason if none. *prev:
- * the slot's previous owner (0: none). A new flow (bounded) honours the
- * over-cap marks; an ICMP error follows the pick.
+ * the slot's previous owner (0: none). A packet that opens a flow (bounded:
+ * a TCP SYN, a UDP packet) honours the over-cap marks; any other packet,
+ * and an ICMP error, follows the pick.
  */
 static __always_inline __u32 maglev_pick_backend(const struct maglev_pkt *pkt,
 						 const struct maglev_config *cfg,
@@ -415,7 +416,15 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 				maglev_conn_revalidate(e, &c, gen);
 			maglev_count(MAGLEV_CTR_CONN_HIT);
 		} else {
-			if (!maglev_pick_backend(pkt, cfg, &d, &reason, &prev, 1)) {
+			/* The over-cap marks only for a packet that opens a
+			 * flow: a TCP SYN, or UDP (its entry is its flow). A
+			 * TCP miss that is no SYN (evicted, expired, skipped
+			 * under new_flow_limit, moved here by ECMP) belongs
+			 * to a connection its pick may hold: a probe's
+			 * backend would reset it.
+			 */
+			if (!maglev_pick_backend(pkt, cfg, &d, &reason, &prev,
+						 syn || pkt->key.proto == IPPROTO_UDP)) {
 				maglev_count(MAGLEV_CTR_CONN_MISS);
 				return maglev_verdict(reason, XDP_DROP);
 			}
