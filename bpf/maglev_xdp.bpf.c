@@ -29,28 +29,64 @@ static __always_inline int maglev_is_syn(const struct maglev_pkt *pkt)
 
 /*
  * A SYN for a recorded flow keeps the recorded backend (checked as for any
- * packet) if the client has sent no FIN or RST and either the flow has sent
- * more than its first packet and was used since the bucket's reference bits
- * were last cleared (an established connection: a spoofed SYN must not move
- * it, its backend answers with a challenge ACK, RFC 5961), or the flow has
- * sent nothing but its first packet less than MAGLEV_CONN_SYN_KEEP_NS ago
- * (a SYN retransmit: the first SYN's backend holds the half-open
- * connection, and a fresh pick may differ once the table or the bounded
- * loads' marks changed). A SYN for a closing, an idle, or an older
- * one-packet entry takes the pick.
+ * packet) if either
+ * - the entry is closing (the client sent a FIN or RST) and its last
+ *   packet came no more than tcp_closed_ns ago (a spoofed FIN or RST and a
+ *   spoofed SYN must not move a live connection, whose backend answers the
+ *   SYN with a challenge ACK, RFC 5961; a real new connection on the tuple
+ *   loses nothing on its old backend while that is usable), or
+ * - the flow has sent more than its first packet and was used since the
+ *   bucket's reference bits were last cleared (an established connection),
+ *   or
+ * - the flow has sent nothing but its first packet less than
+ *   MAGLEV_CONN_SYN_KEEP_NS ago (a SYN retransmit: the first SYN's backend
+ *   holds the half-open connection, and a fresh pick may differ once the
+ *   table or the bounded loads' marks changed).
+ * A SYN for a closing entry idle longer (counted expired), an idle, or an
+ * older one-packet entry takes the pick.
  */
 static __always_inline int maglev_syn_keeps(const struct maglev_conn_bucket *b, int way,
 					    const struct maglev_conn_slot *c)
 {
 	__u8 ref = b->ref[way & (MAGLEV_CONN_WAYS - 1)];
 
-	if (c->flags & MAGLEV_CONN_F_CLOSING)
+	if (c->flags & MAGLEV_CONN_F_CLOSING) {
+		if ((__s64)(bpf_ktime_get_coarse_ns() - c->conn.last_seen_ns) <=
+		    (__s64)maglev_tcp_closed_ns)
+			return 1;
+		maglev_count(MAGLEV_CTR_CONN_EXPIRED);
 		return 0;
+	}
 	if (ref == MAGLEV_CONN_REF_USED)
 		return 1;
 	/* A TCP entry's last_seen_ns is when it was written. */
 	return !ref && (__s64)(bpf_ktime_get_coarse_ns() - c->conn.last_seen_ns) <
 			       (__s64)MAGLEV_CONN_SYN_KEEP_NS;
+}
+
+/* A client packet that says its connection is open: a SYN (one that keeps
+ * the entry, maglev_syn_keeps), or data without FIN or RST.
+ */
+static __always_inline int maglev_tcp_opens(const struct maglev_pkt *pkt)
+{
+	return (pkt->tcp_flags & (MAGLEV_TCP_SYN | MAGLEV_TCP_ACK)) == MAGLEV_TCP_SYN ||
+	       (pkt->tcp_data && !(pkt->tcp_flags & (MAGLEV_TCP_FIN | MAGLEV_TCP_RST)));
+}
+
+/* Entry e's flags set to flags, if its value word still holds c's (the
+ * copy validated): flags shares the word with the check word, swapped only
+ * while the word is still c's, so a way refilled meanwhile is left alone.
+ */
+static __always_inline void maglev_conn_set_flags(struct maglev_conn_slot *e,
+						  const struct maglev_conn_slot *c, __u8 flags)
+{
+	struct maglev_conn_slot m = *c;
+	__u64 o, n;
+
+	m.flags = flags;
+	__builtin_memcpy(&o, &c->encap, sizeof(o));
+	__builtin_memcpy(&n, &m.encap, sizeof(n));
+	__sync_val_compare_and_swap((__u64 *)&e->encap, o, n);
 }
 
 /* Where a packet goes: the backend and the VIP data the encapsulation needs. */
@@ -107,26 +143,26 @@ static __always_inline __u32 maglev_conn_usable(struct maglev_conn_slot *e,
 	 * verifier to walk the rest of the program with.
 	 */
 	if (!icmp && (c->flags & MAGLEV_CONN_F_CLOSING)) {
-		/* Closed by the client tcp_closed_ns ago: a new flow now. */
-		if ((__s64)(bpf_ktime_get_coarse_ns() - c->conn.last_seen_ns) >
-		    (__s64)maglev_tcp_closed_ns) {
-			maglev_count(MAGLEV_CTR_CONN_EXPIRED);
-			return 0;
+		/* After the client's FIN or RST (or a spoofed one) every packet
+		 * keeps the backend: a half-closed client's ACKs, a live
+		 * connection's data. A SYN kept here or data means open: the
+		 * mark goes. Anything else refreshes the entry (rarely, as
+		 * UDP), so only a SYN after tcp_closed_ns of silence re-picks.
+		 */
+		if (maglev_tcp_opens(pkt)) {
+			maglev_conn_set_flags(e, c, c->flags & ~MAGLEV_CONN_F_CLOSING);
+		} else {
+			__u64 t = bpf_ktime_get_coarse_ns();
+
+			if ((__s64)(t - c->conn.last_seen_ns) > (__s64)(maglev_tcp_closed_ns >> 4))
+				e->conn.last_seen_ns = t;
 		}
 	} else if (!icmp && (pkt->tcp_flags & (MAGLEV_TCP_FIN | MAGLEV_TCP_RST))) {
 		/* FIN or RST from the client (tcp_flags is 0 for UDP): closing
-		 * from now, marked once. Neither field is in the check word;
-		 * flags shares a word with it, swapped only while the word is
-		 * still c's, so a way refilled meanwhile is not marked.
+		 * from now, marked once. last_seen_ns is not in the check word.
 		 */
-		struct maglev_conn_slot m = *c;
-		__u64 o, n;
-
 		e->conn.last_seen_ns = bpf_ktime_get_coarse_ns();
-		m.flags |= MAGLEV_CONN_F_CLOSING;
-		__builtin_memcpy(&o, &c->encap, sizeof(o));
-		__builtin_memcpy(&n, &m.encap, sizeof(n));
-		__sync_val_compare_and_swap((__u64 *)&e->encap, o, n);
+		maglev_conn_set_flags(e, c, c->flags | MAGLEV_CONN_F_CLOSING);
 	}
 	*bep = be;
 	return idx;
@@ -184,8 +220,9 @@ static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_p
 }
 
 /* Maglev pick from the VIP's current table; 0 and *reason if none. *prev:
- * the slot's previous owner (0: none). A new flow (bounded) honours the
- * over-cap marks; an ICMP error follows the pick.
+ * the slot's previous owner (0: none). A packet that opens a flow (bounded:
+ * a TCP SYN, a UDP packet) honours the over-cap marks; any other packet,
+ * and an ICMP error, follows the pick.
  */
 static __always_inline __u32 maglev_pick_backend(const struct maglev_pkt *pkt,
 						 const struct maglev_config *cfg,
@@ -246,14 +283,15 @@ static __always_inline void maglev_record(const struct maglev_pkt *pkt,
 }
 
 /* The entry already says what a fresh pick says (SYN retransmit, reused
- * tuple): nothing to write.
+ * tuple): nothing to write. A closing entry is rewritten: the SYN starts a
+ * new connection, which must not inherit the closing mark.
  */
 static __always_inline int maglev_conn_same(const struct maglev_conn_slot *e,
 					    const struct maglev_dest *d, __u32 gen)
 {
 	return e->conn.backend_idx == d->idx && e->conn.backend_gen == d->be->gen &&
 	       e->vip_id == d->vip_id && e->vip_gen == gen && e->encap == d->encap &&
-	       e->gue_port == d->gue_port;
+	       e->gue_port == d->gue_port && !(e->flags & MAGLEV_CONN_F_CLOSING);
 }
 
 /* The VIP map changed but the entry's cached VIP (c, read from way e) is
@@ -378,7 +416,15 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 				maglev_conn_revalidate(e, &c, gen);
 			maglev_count(MAGLEV_CTR_CONN_HIT);
 		} else {
-			if (!maglev_pick_backend(pkt, cfg, &d, &reason, &prev, 1)) {
+			/* The over-cap marks only for a packet that opens a
+			 * flow: a TCP SYN, or UDP (its entry is its flow). A
+			 * TCP miss that is no SYN (evicted, expired, skipped
+			 * under new_flow_limit, moved here by ECMP) belongs
+			 * to a connection its pick may hold: a probe's
+			 * backend would reset it.
+			 */
+			if (!maglev_pick_backend(pkt, cfg, &d, &reason, &prev,
+						 syn || pkt->key.proto == IPPROTO_UDP)) {
 				maglev_count(MAGLEV_CTR_CONN_MISS);
 				return maglev_verdict(reason, XDP_DROP);
 			}

@@ -93,7 +93,7 @@ static __always_inline int maglev_conn_unproven(const struct maglev_conn_bucket 
 }
 
 /* Way for a new flow: an empty one, else a closed flow's whose time is up
- * (maglev_tcp_closed_ns after its FIN or RST), else the first whose flow has sent
+ * (maglev_tcp_closed_ns after its last packet), else the first whose flow has sent
  * nothing since it was written (one-packet flows: scans, floods, SYNs not
  * yet answered), else the first unproven (two packets in a row from a
  * spoofed source are not enough), else the first not used since the reference bits were last

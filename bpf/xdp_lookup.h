@@ -115,9 +115,11 @@ static __always_inline int maglev_overcap_cb(const void *ctx, __u32 idx)
 /*
  * Bounded loads: if the pick idx of flow hash h in VIP vip_id's table is
  * over its cap, the first backend under cap on the flow's seeded probe
- * sequence (include/maglev_bounded.h); 0: none. Only new flows come here,
- * so an established flow never moves. A global function: the verifier
- * checks it once, on its own, instead of once for every state of its
+ * sequence (include/maglev_bounded.h); 0: none. Only packets that open a
+ * flow come here (a TCP SYN, a UDP packet, neither with a usable entry): a
+ * recorded flow never moves, nor does a TCP connection whose entry is gone
+ * (its next packets are no SYN and go to the pick). A global function: the
+ * verifier checks it once, on its own, instead of once for every state of its
  * callers (inlined, the eight probes nearly tripled the program's verified
  * instructions).
  */
@@ -141,7 +143,7 @@ __attribute__((noinline)) int maglev_probe(__u32 vip_id, __u32 idx, __u64 h, __u
 /* Backend slot of this flow in the VIP's current table; 0: none. The inner
  * map pointer is taken once, so the whole lookup sees one table: *prev is
  * the slot's previous owner in that same table (0: none). spilled non-NULL:
- * a new flow, which honours the over-cap marks.
+ * a packet that opens a flow, which honours the over-cap marks.
  */
 static __always_inline __u32 maglev_pick(const struct maglev_pkt *pkt,
 					 const struct maglev_config *cfg, __u32 vip_id, int *reason,

@@ -19,7 +19,8 @@ struct maglev_pkt {
 	__u8 tos;	 /* DSCP + ECN (IPv6 traffic class) */
 	__u8 ttl;
 	__u8 tcp_flags;
-	__u8 df; /* IPv4 don't-fragment */
+	__u8 df;       /* IPv4 don't-fragment */
+	__u8 tcp_data; /* a TCP segment with payload */
 };
 
 #define MAGLEV_R(r) (MAGLEV_REASON_##r + 1)
@@ -73,6 +74,7 @@ static __always_inline int maglev_parse_l4(struct maglev_pkt *pkt, void *l4, voi
 		pkt->key.sport = th->source;
 		pkt->key.dport = th->dest;
 		pkt->tcp_flags = ((__u8 *)th)[13];
+		pkt->tcp_data = doff * 4 < l4_len;
 	} else {
 		struct udphdr *uh = l4;
 		__u32 ulen;

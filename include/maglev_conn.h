@@ -64,14 +64,19 @@ _Static_assert(sizeof(struct maglev_conn_slot) % 8 == 0 &&
 		       __builtin_offsetof(struct maglev_conn_slot, encap) % 8 == 0,
 	       "slot value words");
 
-/* The client sent a FIN or an RST: the connection is closing, a SYN for
- * its tuple is a new connection (re-picked), and the entry expires
- * tcp_closed_ns after (last_seen_ns then holds when it was marked).
+/* The client sent a FIN or an RST (or someone spoofed one): the connection
+ * may be closing. Its packets keep the backend and refresh last_seen_ns
+ * (then the time of the last of them); a SYN within tcp_closed_ns of it
+ * keeps the backend too, and it or client data clears the mark. A SYN
+ * later is a new connection on the tuple (re-picked), and the way is the
+ * first a new flow of its bucket takes (bpf/maglev_xdp.bpf.c,
+ * maglev_syn_keeps and maglev_conn_usable; docs/datapath.md).
  */
 #define MAGLEV_CONN_F_CLOSING 0x01
 
-/* How long a closing entry still holds its backend (the last ACKs of the
- * close) before it expires: the default of maglev_dp_opts.tcp_closed_ns.
+/* How long after its last packet a closing entry still keeps its backend
+ * for a SYN, and is not evicted first: the default of
+ * maglev_dp_opts.tcp_closed_ns.
  */
 #define MAGLEV_TCP_CLOSED_NS_DEFAULT (10 * 1000000000ULL)
 

@@ -49,7 +49,8 @@ enum maglev_genl_cmd {
 	MAGLEV_CMD_TABLE_COMMIT, /* VIP key, GEN: swap the complete staged table in */
 	MAGLEV_CMD_LOOKUP,	 /* flow: FAMILY, SADDR, ADDR, SPORT, PORT, PROTO ->
 				  * BACKEND_IDX, SLOT, TABLE_GEN, PREV_IDX (what the
-				  * hook would pick)
+				  * hook would pick for the flow's first packet: a
+				  * SYN for TCP)
 				  */
 	MAGLEV_CMD_STATS_GET,	 /* reply: the MAGLEV_STAT_* counters, nested in STATS */
 	/* Added later (appended, numbering above unchanged): */
@@ -110,11 +111,13 @@ enum maglev_genl_attr {
 				* backend index i is over its VIP's cap (bounded
 				* loads, include/maglev_maps.h; bit 0 must be clear,
 				* indices past the last word are unmarked). A packet
-				* that is no ICMP error, whose pick is marked, goes
-				* to the first unmarked backend of the flow's probe
-				* sequence (include/maglev_bounded.h), as a new flow
-				* in XDP; LOOKUP's BACKEND_IDX is that backend, SLOT
-				* still the flow's own slot.
+				* that opens a flow (a TCP SYN, any UDP packet; no
+				* ICMP error), whose pick is marked, goes to the
+				* first unmarked backend of the flow's probe
+				* sequence (include/maglev_bounded.h), as in XDP;
+				* other TCP packets go to the pick. LOOKUP's
+				* BACKEND_IDX is that backend, SLOT still the flow's
+				* own slot.
 				*/
 	__MAGLEV_A_MAX,
 };

@@ -620,6 +620,8 @@ static int maglev_cmd_lookup(struct sk_buff *skb, struct genl_info *info)
 	fl.sport = nla_get_be16(info->attrs[MAGLEV_A_SPORT]);
 	fl.dport = nla_get_be16(info->attrs[MAGLEV_A_PORT]);
 	fl.proto = nla_get_u8(info->attrs[MAGLEV_A_PROTO]);
+	/* The answer for the packet that opens the flow (a TCP SYN). */
+	fl.syn = fl.proto == IPPROTO_TCP;
 
 	rcu_read_lock();
 	err = maglev_sp_pick(mn, &fl, &p);

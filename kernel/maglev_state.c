@@ -96,9 +96,21 @@ static int maglev_overcap_marked(const void *ctx, u32 idx)
 }
 
 /*
+ * A packet that opens a flow honours the over-cap marks, as in XDP
+ * (maglev_lb): a TCP SYN, or UDP, whose flow is its connection entry there.
+ * Any other TCP packet may belong to a connection its pick holds (the
+ * module keeps no entries): a probe's backend would reset it.
+ */
+static bool maglev_opens_flow(const struct maglev_flow *fl)
+{
+	return !fl->icmp && (fl->syn || fl->proto == IPPROTO_UDP);
+}
+
+/*
  * The one pick of the module, used by the hooks and by LOOKUP alike: VIP
  * (exact port, then all ports), flow hash, table slot, backend (or, if
- * that one is over cap, the flow's probe sequence's). Call under
+ * that one is over cap and the packet opens a flow, the flow's probe
+ * sequence's). Call under
  * rcu_read_lock(). Returns 0 with p filled, -ENOENT (no VIP: not ours),
  * -ENODATA (the VIP has no table; p->vip set) or -EHOSTUNREACH (the slot
  * names no configured backend; p->vip, slot, idx and gen set).
@@ -121,11 +133,11 @@ int maglev_sp_pick(struct maglev_net *mn, const struct maglev_flow *fl, struct m
 	p->idx = t->entries[p->slot];
 	p->gen = t->gen;
 	/* Every packet here is a connection-table miss (the module keeps
-	 * none), so it is placed as XDP places a new flow; an ICMP error
-	 * follows the pick, as in XDP.
+	 * none), so it is placed as XDP places a miss; an ICMP error follows
+	 * the pick, as in XDP.
 	 */
 	ov = rcu_dereference(mn->overcap);
-	if (ov && p->idx && !fl->icmp && maglev_overcap_marked(ov, p->idx)) {
+	if (ov && p->idx && maglev_opens_flow(fl) && maglev_overcap_marked(ov, p->idx)) {
 		u32 j = maglev_bounded_probe(&p->cfg->seed, p->hash, t->entries, t->size,
 					     maglev_overcap_marked, ov);
 

@@ -4,5 +4,6 @@
 # TAP-printing shell script; the whole set takes about 200 seconds (bgp.sh,
 # BIRD on a router and three balancers, about 45; demo.sh, make demo whole, 30).
 E2E_TESTS := $(addprefix selftests/e2e/,topology.sh spread.sh disruption.sh persistence.sh \
-	health.sh ecmp.sh protocols.sh icmp.sh operator.sh load.sh bgp.sh second_chance.sh demo.sh)
+	health.sh ecmp.sh protocols.sh icmp.sh operator.sh load.sh bgp.sh second_chance.sh demo.sh \
+	spoof.sh)
 TESTS += $(E2E_TESTS)

@@ -14,6 +14,10 @@
  *     table picks for the flow (the connection table is emptied before
  *     every input, so every flow is new), within the MTU; a second run of
  *     the same frame hits the connection table and leaves identically;
+ *   - a forwarded TCP flow's entry, moved to another usable backend (as a
+ *     table change leaves it), keeps sending every variant of the frame
+ *     there: a FIN or RST, then flags the input chooses, then a SYN and an
+ *     ACK (issue 31: no spoofed FIN/RST/SYN moves an established flow);
  *   - echo replies and too-big errors are well formed and addressed back.
  *
  * A violation prints what was expected and abort()s, so libFuzzer keeps the
@@ -90,6 +94,8 @@ static struct {
 	struct maglev_seed seed;
 	const uint8_t *in; /* the current input, for failure reports */
 	size_t n;
+	const char *stage;		   /* which check of the input, for failure reports */
+	struct maglev_conn_params connkey; /* the connection table's seed, mask */
 } fz;
 
 static void hexline(const char *what, const uint8_t *p, size_t n)
@@ -111,6 +117,8 @@ __attribute__((noreturn, format(printf, 1, 2))) static void fail(const char *fmt
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\n");
+	if (fz.stage)
+		fprintf(stderr, "xdp_fuzz: during: %s\n", fz.stage);
 	if (fz.in)
 		hexline("input", fz.in, fz.n);
 	abort();
@@ -398,9 +406,11 @@ static uint32_t overhead(const struct fz_backend *be, const struct fz_vip *vip)
 
 /* TX_FORWARD / TX_ICMP_FORWARD: outer headers exactly as pkt.h builds them,
  * then the input's L3 packet (and any bytes after it) with the TTL / hop
- * limit one lower and the IPv4 checksum updated for it.
+ * limit one lower and the IPv4 checksum updated for it; toward want, or if
+ * NULL the userspace pick's backend.
  */
-static void check_encap(const uint8_t *in, size_t n, const struct run_result *r, int icmp)
+static void check_encap(const uint8_t *in, size_t n, const struct run_result *r, int icmp,
+			const struct fz_backend *want)
 {
 	static uint8_t exp[FZ_MAX_LEN + 128];
 	const struct fz_backend *be;
@@ -417,6 +427,8 @@ static void check_encap(const uint8_t *in, size_t n, const struct run_result *r,
 	else
 		flow_of(&v, n, &f);
 	be = expected_backend(&f, &vip);
+	if (want)
+		be = want;
 	over = overhead(be, vip);
 	if (v.l3_len + over > FZ_MTU)
 		fail("forwarded %zu L3 bytes + %u of encapsulation above the MTU %u", v.l3_len,
@@ -645,6 +657,89 @@ static void expect_ctrs(const char *when, const uint64_t *d, int hit, int miss, 
 			fail("%s: %s moved", when, maglev_dp_counter_name(want_zero[i]));
 }
 
+/* The way of the connection table holding f's entry, NULL if none; *h gets
+ * the key's hash (for the check word).
+ */
+static struct maglev_conn_slot *conn_slot(const struct flow *f, uint64_t *h)
+{
+	struct maglev_conn_bucket *b;
+	struct maglev_flow_key k;
+	int w;
+
+	flow_key(&k, f);
+	*h = maglev_conn_hash(&k, fz.connkey.seed);
+	b = (struct maglev_conn_bucket *)fz.conns + (*h & fz.connkey.mask);
+	for (w = 0; w < MAGLEV_CONN_WAYS; w++)
+		if (b->tag[w] == maglev_conn_tag(*h) && maglev_conn_key_eq(&b->slot[w].key, &k))
+			return &b->slot[w];
+	return NULL;
+}
+
+/*
+ * Issue 31: no sequence of FIN, RST and SYN packets, spoofed or not, moves a
+ * TCP flow whose entry names a usable backend. The forwarded flow's entry
+ * is moved to another usable backend of the same family (up or draining,
+ * chosen by the input), as a table change leaves an established flow; then
+ * the frame goes again with the flags replaced: a FIN or an RST, three
+ * flags the input chooses, a SYN, an ACK. Every one must hit the entry and
+ * leave, byte for byte, toward that backend.
+ */
+static void check_spoofs(const uint8_t *in, size_t n)
+{
+	static const uint8_t flags[] = {0x11, 0x04, 0x14, 0x02, 0x10, 0x19, 0x01, 0x18};
+	static uint8_t copy[FZ_MAX_LEN];
+	static struct run_result r;
+	const struct fz_backend *alt[8], *cur;
+	struct maglev_backend mb;
+	struct maglev_conn_slot *s;
+	uint64_t d[MAGLEV_CTR_MAX], h;
+	uint8_t seq[6];
+	size_t off, i, nalt = 0;
+	struct view v;
+	struct flow f;
+
+	parse_view(in, n, &v);
+	flow_of(&v, n, &f);
+	if (f.proto != IPPROTO_TCP)
+		return;
+	s = conn_slot(&f, &h);
+	if (!s)
+		fail("a forwarded TCP flow has no connection entry");
+	cur = fz_backend(s->conn.backend_idx);
+	if (!cur)
+		fail("the entry names backend %u, which does not exist", s->conn.backend_idx);
+	for (i = 0; i < fz_nbackends; i++)
+		if (fz_backends[i].idx != cur->idx && fz_backends[i].family == cur->family &&
+		    (fz_backends[i].flags & (MAGLEV_BACKEND_F_UP | MAGLEV_BACKEND_F_DRAIN)))
+			alt[nalt++] = &fz_backends[i];
+	if (!nalt)
+		return;
+	cur = alt[in[n - 1] % nalt];
+	if (maglev_dp_backend_get(fz.dp, cur->idx, &mb))
+		fail("reading backend %u", cur->idx);
+	s->conn.backend_idx = cur->idx;
+	s->conn.backend_gen = mb.gen;
+	s->check = maglev_conn_check(h, s);
+
+	seq[0] = in[n / 2] & 1 ? 0x04 : 0x11; /* RST, or FIN ACK */
+	for (i = 1; i < 4; i++)
+		seq[i] = flags[in[(n * i) / 4] % sizeof(flags)];
+	seq[4] = 0x02; /* SYN */
+	seq[5] = 0x10; /* ACK */
+	off = v.l2 + v.hl + 13;
+	memcpy(copy, in, n);
+	for (i = 0; i < sizeof(seq); i++) {
+		copy[off] = seq[i];
+		fz.stage = "a FIN/RST/SYN sequence against an entry moved to another backend";
+		if (run_once(copy, n, &r, d) != MAGLEV_REASON_TX_FORWARD)
+			fail("TCP flags %#x (step %zu) not forwarded on the flow's entry", seq[i],
+			     i);
+		check_encap(copy, n, &r, 0, cur);
+		expect_ctrs("a packet of an entry moved to another backend", d, 1, 0, 0);
+	}
+	fz.stage = NULL;
+}
+
 /* Coverage feature of the input: reason x VLAN depth x L3 family. */
 static void feed_back(const uint8_t *in, size_t n, int reason)
 {
@@ -673,16 +768,17 @@ static int fz_one(const uint8_t *in, size_t n)
 	feed_back(in, n, reason);
 	switch (reason) {
 	case MAGLEV_REASON_TX_FORWARD:
-		check_encap(in, n, &r, 0);
+		check_encap(in, n, &r, 0, NULL);
 		expect_ctrs("new flow", d, 0, 1, 1);
 		/* The flow's second packet takes the connection table. */
 		if (run_once(in, n, &r2, d) != MAGLEV_REASON_TX_FORWARD)
 			fail("second packet of a forwarded flow not forwarded");
 		expect_ctrs("second packet", d, 1, 0, 0);
 		expect_bytes("second packet of the flow", r2.out, r2.len, r.out, r.len);
+		check_spoofs(in, n);
 		break;
 	case MAGLEV_REASON_TX_ICMP_FORWARD:
-		check_encap(in, n, &r, 1);
+		check_encap(in, n, &r, 1, NULL);
 		if (d[MAGLEV_CTR_CONN_INSERT])
 			fail("an ICMP error created a connection entry");
 		break;
@@ -763,6 +859,7 @@ static void setup(void)
 	struct maglev_config cfg;
 	char err[256] = "";
 	size_t i, page = (size_t)sysconf(_SC_PAGESIZE);
+	uint32_t zero = 0;
 	int ret, fd;
 
 	ret = maglev_dp_open(&fz.dp, &o, err, sizeof(err));
@@ -797,6 +894,9 @@ static void setup(void)
 	install_tables();
 
 	fz.prog = maglev_dp_prog_fd(fz.dp);
+	fd = maglev_dp_map_fd(fz.dp, "maglev_connkey");
+	if (fd < 0 || bpf_map_lookup_elem(fd, &zero, &fz.connkey))
+		setup_fail("connection table seed", -errno);
 	fz.reasons_fd = maglev_dp_map_fd(fz.dp, "maglev_reasons");
 	fz.ctrs_fd = maglev_dp_map_fd(fz.dp, "maglev_ctrs");
 	fd = maglev_dp_map_fd(fz.dp, "maglev_conns");

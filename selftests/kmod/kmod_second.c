@@ -14,6 +14,10 @@
  * again without previous owners (the window's end) stops the carrying. A
  * chunk whose previous owners do not match its entries is refused.
  *
+ * Issue 31 item 2: with the slot's owner marked over cap, a TCP packet that
+ * is no SYN still goes to that owner (carrying the previous owner); only a
+ * SYN goes to the probe's backend.
+ *
  * Issue 14 item 10: a fourth backend, mlk-d, runs only the project's decap
  * program on its eth0 (no tunnel device, no fou): a 3,000-byte UDP datagram
  * sent in fragments as large as the client link allows reaches a real UDP
@@ -27,6 +31,7 @@
 
 #include "kselftest_harness.h"
 #include "kmod_topo.h"
+#include "maglev_bounded.h"
 #include "maglev_gue.h"
 
 #define TABLE_SIZE MAGLEV_TABLE_SIZE
@@ -467,6 +472,11 @@ FIXTURE_SETUP(sc)
 
 FIXTURE_TEARDOWN(sc)
 {
+	static const uint8_t none[MAGLEV_MAX_BACKENDS];
+
+	/* The next test starts without over-cap marks. */
+	if (self->c.nl)
+		slowpath_nl_overcap_set(self->c.nl, none, MAGLEV_MAX_BACKENDS);
 	ctx_close(&self->c);
 }
 
@@ -516,6 +526,41 @@ TEST_F(sc, ipip_and_udp_never_carry)
 	pick_flow(3, 1, &f, &own, &prv);
 	expect_encap(_metadata, &self->c, 3, &f, 0, own, 0);
 	EXPECT_EQ(0, carried(&self->c));
+}
+
+/* include/maglev_bounded.h's mark test: only backend *ctx is marked. */
+static int marked_one(const void *ctx, __u32 idx)
+{
+	return idx == *(const uint32_t *)ctx;
+}
+
+/*
+ * Issue 31 item 2: VIP 0's flow whose slot's owner is marked over cap. Its
+ * ACKs (no SYN: the module cannot know whether that owner holds the
+ * connection, and a probe's backend would reset it) go to the owner,
+ * carrying the previous owner; its SYN goes to the first unmarked backend
+ * of its probe sequence and carries nothing. Before, the ACKs went to the
+ * probe's backend too.
+ */
+TEST_F(sc, marked_owner_keeps_non_syn)
+{
+	static uint8_t marks[MAGLEV_MAX_BACKENDS];
+	struct maglev_flow_key f;
+	uint32_t own, prv, probe;
+	uint64_t h;
+
+	pick_flow(0, 1, &f, &own, &prv);
+	h = maglev_flow_hash_v4(&g_seed, f.src[0], f.dst[0], f.sport, f.dport, f.proto);
+	probe = maglev_bounded_probe(&g_seed, h, g_owner, TABLE_SIZE, marked_one, &own);
+	ASSERT_NE(0, probe);
+	ASSERT_NE(own, probe);
+	memset(marks, 0, sizeof(marks));
+	marks[own] = 1;
+	ASSERT_EQ(0, slowpath_nl_overcap_set(self->c.nl, marks, MAGLEV_MAX_BACKENDS));
+	expect_encap(_metadata, &self->c, 0, &f, 0x10, own, prv); /* ACK */
+	expect_encap(_metadata, &self->c, 0, &f, 0x11, own, prv); /* FIN ACK */
+	expect_encap(_metadata, &self->c, 0, &f, 0x04, own, prv); /* RST */
+	expect_encap(_metadata, &self->c, 0, &f, 0x02, probe, 0); /* SYN */
 }
 
 /* The window's end: maglevd pushes the table again without previous

@@ -120,6 +120,21 @@ static void nth_flow(FIXTURE_DATA(bounded) * self, int n, struct flow *f)
 	f->src[f->family == P_AF4 ? 3 : 15] = (uint8_t)(n * 7);
 }
 
+/* The first flow n >= from of nth_flow() whose pick is p, into *f; FLOWS
+ * if none.
+ */
+static int flow_with_pick(FIXTURE_DATA(bounded) * self, int from, int p, struct flow *f)
+{
+	int n;
+
+	for (n = from; n < FLOWS; n++) {
+		nth_flow(self, n, f);
+		if (plain_pick(self, f) == p)
+			break;
+	}
+	return n;
+}
+
 TEST_F(bounded, new_flow_over_cap_spills_to_probed_backend)
 {
 	int n, i, want, got, spill, nspill = 0, nplain = 0, on_marked = 0, per[NBE + 1] = {0};
@@ -175,12 +190,7 @@ TEST_F(bounded, established_flow_never_moves)
 	}
 	ASSERT_EQ(0, spilled(self));
 	/* A new flow with the same pick is spilled. */
-	for (n = 1; n < FLOWS; n++) {
-		nth_flow(self, n, &g);
-		if (plain_pick(self, &g) == p)
-			break;
-	}
-	ASSERT_GT(FLOWS, n);
+	ASSERT_GT(FLOWS, flow_with_pick(self, 1, p, &g));
 	ASSERT_EQ(ref_pick(self, &g, &spill), sent_to(self, &g, 0x02));
 	ASSERT_EQ(1, spill);
 	ASSERT_NE(p, ref_pick(self, &g, &spill));
@@ -206,11 +216,7 @@ TEST_F(bounded, syn_retransmit_keeps_spill_backend)
 	int p, b, n, spill;
 
 	mark(_metadata, self, 1, true);
-	for (n = 0; n < FLOWS; n++) {
-		nth_flow(self, n, &f);
-		if (plain_pick(self, &f) == 1)
-			break;
-	}
+	n = flow_with_pick(self, 0, 1, &f);
 	ASSERT_GT(FLOWS, n);
 	p = plain_pick(self, &f);
 	b = ref_pick(self, &f, &spill);
@@ -224,13 +230,67 @@ TEST_F(bounded, syn_retransmit_keeps_spill_backend)
 	ASSERT_EQ(b, sent_to(self, &f, 0x10)); /* the handshake completes there */
 	ASSERT_EQ(1, spilled(self));
 	/* A new flow with the same pick takes it: the marks did change. */
-	for (n++; n < FLOWS; n++) {
+	ASSERT_GT(FLOWS, flow_with_pick(self, n + 1, p, &f));
+	ASSERT_EQ(p, sent_to(self, &f, 0x02));
+}
+
+/*
+ * Issue 31 item 2: the marks apply only to packets that open a connection.
+ * A flow recorded on its pick p loses its entry (evicted, expired, skipped
+ * under new_flow_limit, or ECMP brought it here: deleted here) while p is
+ * marked: its ACKs still go to p, which holds the connection. Before, they
+ * went to the probe's pick, which has no socket for them and resets them.
+ * A SYN with the same pick still spills.
+ */
+TEST_F(bounded, non_syn_miss_ignores_marks)
+{
+	struct maglev_flow_key k;
+	struct flow f, g;
+	int p, spill;
+
+	nth_flow(self, 0, &f);
+	p = plain_pick(self, &f);
+	ASSERT_EQ(p, sent_to(self, &f, 0x02));
+	ASSERT_EQ(p, sent_to(self, &f, 0x10));
+	mark(_metadata, self, p, true);
+	ASSERT_NE(p, ref_pick(self, &f, &spill)); /* where a new flow would go */
+	flow_key(&k, &f);
+	ASSERT_EQ(0, maglev_dp_conn_delete(self->dp, &k));
+	ASSERT_EQ(p, sent_to(self, &f, 0x10));
+	ASSERT_EQ(p, sent_to(self, &f, 0x18)); /* PSH, ACK */
+	ASSERT_EQ(p, sent_to(self, &f, 0x11)); /* FIN, ACK */
+	ASSERT_EQ(0, spilled(self));
+	ASSERT_GT(FLOWS, flow_with_pick(self, 1, p, &g));
+	ASSERT_EQ(ref_pick(self, &g, &spill), sent_to(self, &g, 0x02));
+	ASSERT_EQ(1, spill);
+	ASSERT_EQ(1, spilled(self));
+}
+
+/*
+ * UDP has no packet that opens a flow; the balancer's notion of a UDP flow
+ * is its entry (udp_idle_ns ends it), so a UDP packet without one honours
+ * the marks like a SYN (docs/datapath.md "Bounded loads"), in XDP and the
+ * module alike.
+ */
+TEST_F(bounded, udp_miss_honours_marks)
+{
+	struct flow f;
+	int n, p, spill;
+
+	ASSERT_EQ(0, add_vip(self->dp, self->f4.dst, P_AF4, 0, IPPROTO_UDP, 1, 0, 0));
+	ASSERT_EQ(0, add_vip(self->dp, self->f6.dst, P_AF6, 0, IPPROTO_UDP, 1, 0, 0));
+	mark(_metadata, self, 3, true);
+	for (n = 0; n < FLOWS; n++) {
 		nth_flow(self, n, &f);
-		if (plain_pick(self, &f) == p)
+		f.proto = IPPROTO_UDP;
+		p = plain_pick(self, &f);
+		if (p == 3)
 			break;
 	}
 	ASSERT_GT(FLOWS, n);
-	ASSERT_EQ(p, sent_to(self, &f, 0x02));
+	ASSERT_NE(3, ref_pick(self, &f, &spill));
+	ASSERT_EQ(ref_pick(self, &f, &spill), sent_to(self, &f, 0));
+	ASSERT_EQ(1, spilled(self));
 }
 
 TEST_F(bounded, all_over_cap_takes_the_pick)

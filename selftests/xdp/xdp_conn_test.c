@@ -28,10 +28,12 @@ FIXTURE(conn)
 /* Closed connections' entries expire quickly here (closed_entry_expires). */
 #define TCP_CLOSED_NS (200 * 1000000ULL)
 
-FIXTURE_SETUP(conn)
+/* The fixture's balancer, closed connections expiring after closed_ns. */
+static void conn_open(struct __test_metadata *_metadata, FIXTURE_DATA(conn) * self,
+		      uint64_t closed_ns)
 {
 	struct maglev_dp_opts o = {
-		.pin_dir = "", .conn_table_size = 1 << 16, .tcp_closed_ns = TCP_CLOSED_NS};
+		.pin_dir = "", .conn_table_size = 1 << 16, .tcp_closed_ns = closed_ns};
 	int i;
 
 	self->dp = open_dp_opts(_metadata, &o);
@@ -48,6 +50,11 @@ FIXTURE_SETUP(conn)
 	ASSERT_EQ(0, add_vip(self->dp, self->f4.dst, P_AF4, 0, IPPROTO_UDP, 1, 0, 0));
 	ASSERT_EQ(0, add_vip(self->dp, self->f6.dst, P_AF6, 0, IPPROTO_TCP, 1, 0, 0));
 	ASSERT_EQ(0, add_vip(self->dp, self->f6.dst, P_AF6, 0, IPPROTO_UDP, 1, 0, 0));
+}
+
+FIXTURE_SETUP(conn)
+{
+	conn_open(_metadata, self, TCP_CLOSED_NS);
 }
 
 FIXTURE_TEARDOWN(conn)
@@ -78,6 +85,8 @@ static int backend_flags(struct maglev_dp *dp, uint32_t idx, uint8_t flags)
 #define RST 0x04
 #define ACK 0x10
 
+static int age_entry(struct maglev_dp *dp, const struct flow *f, uint64_t ns);
+
 static void persistence_case(struct __test_metadata *_metadata, FIXTURE_DATA(conn) * self,
 			     const struct flow *f)
 {
@@ -98,7 +107,8 @@ static void persistence_case(struct __test_metadata *_metadata, FIXTURE_DATA(con
 	ASSERT_EQ(4, sent_to(self, &g, ACK));	   /* a new flow follows the new table */
 	ASSERT_EQ(3, sent_to(self, f, SYN));	   /* a SYN amid traffic: kept */
 	ASSERT_EQ(3, sent_to(self, f, FIN | ACK)); /* the client closes */
-	ASSERT_EQ(4, sent_to(self, f, SYN));	   /* a new connection: the pick */
+	ASSERT_EQ(0, age_entry(self->dp, f, 2 * TCP_CLOSED_NS));
+	ASSERT_EQ(4, sent_to(self, f, SYN)); /* closed long ago: a new connection, the pick */
 	ASSERT_EQ(4, sent_to(self, f, ACK));
 	ASSERT_EQ(0, maglev_dp_conn_lookup(self->dp, &k, &c));
 	ASSERT_EQ(4, c.backend_idx);
@@ -304,10 +314,10 @@ static int conn_view_copies(struct maglev_dp *dp, struct conn_view *v, const str
 	return n;
 }
 
-/* f's entry written more than MAGLEV_CONN_SYN_KEEP_NS ago: a SYN for it
- * (nothing else sent) is no retransmit but a new connection on the tuple.
+/* f's entry's last_seen_ns moved ns into the past (it is not in the check
+ * word): as if that much time had passed since it was written or marked.
  */
-static int age_syn_entry(struct maglev_dp *dp, const struct flow *f)
+static int age_entry(struct maglev_dp *dp, const struct flow *f, uint64_t ns)
 {
 	struct maglev_conn_slot *s;
 	struct conn_view v;
@@ -316,9 +326,47 @@ static int age_syn_entry(struct maglev_dp *dp, const struct flow *f)
 		return -1;
 	s = conn_view_slot(dp, &v, f);
 	if (s)
-		s->conn.last_seen_ns -= MAGLEV_CONN_SYN_KEEP_NS + 1000000000ULL;
+		s->conn.last_seen_ns -= ns;
 	munmap(v.m, v.bytes);
 	return s ? 0 : -1;
+}
+
+/* f's entry written more than MAGLEV_CONN_SYN_KEEP_NS ago: a SYN for it
+ * (nothing else sent) is no retransmit but a new connection on the tuple.
+ */
+static int age_syn_entry(struct maglev_dp *dp, const struct flow *f)
+{
+	return age_entry(dp, f, MAGLEV_CONN_SYN_KEEP_NS + 1000000000ULL);
+}
+
+/* f's entry's flags (MAGLEV_CONN_F_*), -1 if it has none. */
+static int entry_flags(struct maglev_dp *dp, const struct flow *f)
+{
+	struct maglev_conn_slot *s;
+	struct conn_view v;
+	int flags;
+
+	if (conn_view_open(dp, &v))
+		return -1;
+	s = conn_view_slot(dp, &v, f);
+	flags = s ? s->flags : -1;
+	munmap(v.m, v.bytes);
+	return flags;
+}
+
+/* f's entry's last_seen_ns, 0 if it has none. */
+static uint64_t entry_last_seen(struct maglev_dp *dp, const struct flow *f)
+{
+	struct maglev_conn_slot *s;
+	struct conn_view v;
+	uint64_t t;
+
+	if (conn_view_open(dp, &v))
+		return 0;
+	s = conn_view_slot(dp, &v, f);
+	t = s ? s->conn.last_seen_ns : 0;
+	munmap(v.m, v.bytes);
+	return t;
 }
 
 /* f established on backend 3 (SYN, ACK), then the table moved to 5. */
@@ -332,11 +380,11 @@ static void established_then_swap(struct __test_metadata *_metadata, FIXTURE_DAT
 }
 
 /* Which SYNs still take the pick: a SYN for an entry that has sent nothing
- * else for longer than a retransmit would wait, and a SYN after the
- * client's FIN or RST (a new connection on the tuple). A SYN retransmit
- * (nothing else sent, within MAGLEV_CONN_SYN_KEEP_NS) keeps the first
- * SYN's backend, which holds the half-open connection; before, it took the
- * pick too.
+ * else for longer than a retransmit would wait, and a SYN more than
+ * tcp_closed_ns after the client's FIN or RST and the packets that followed
+ * it (a new connection on the tuple). A SYN retransmit (nothing else sent,
+ * within MAGLEV_CONN_SYN_KEEP_NS) keeps the first SYN's backend, which holds
+ * the half-open connection; before, it took the pick too.
  */
 TEST_F(conn, syn_after_close_or_retransmit_repicks)
 {
@@ -359,6 +407,7 @@ TEST_F(conn, syn_after_close_or_retransmit_repicks)
 		established_then_swap(_metadata, self, &f);
 		ASSERT_EQ(3, sent_to(self, &f, close_flags[i]));
 		ASSERT_EQ(3, sent_to(self, &f, ACK)); /* closing: still its backend */
+		ASSERT_EQ(0, age_entry(self->dp, &f, 2 * TCP_CLOSED_NS));
 		ASSERT_EQ(5, sent_to(self, &f, SYN));
 		ASSERT_EQ(5, sent_to(self, &f, ACK));
 		ASSERT_EQ(5, sent_to(self, &f, SYN)); /* the new one is not closing */
@@ -366,9 +415,10 @@ TEST_F(conn, syn_after_close_or_retransmit_repicks)
 }
 
 /*
- * After the client's FIN or RST the entry keeps its backend for
- * tcp_closed_ns (the last ACKs of the close), then expires: the next packet
- * is a new flow. Before, closed connections' entries never ended.
+ * After the client's FIN or RST the entry keeps its backend; a SYN more
+ * than tcp_closed_ns after the last packet is a new connection on the
+ * tuple: it takes the pick (conn_expired), and the entry is no longer
+ * closing. Before, closed connections' entries never ended.
  */
 TEST_F(conn, closed_entry_expires)
 {
@@ -383,10 +433,154 @@ TEST_F(conn, closed_entry_expires)
 		ASSERT_EQ(3, sent_to(self, &f, close_flags[i]));
 		ASSERT_EQ(3, sent_to(self, &f, ACK));
 		exp = counter(self->dp, MAGLEV_CTR_CONN_EXPIRED);
-		usleep(TCP_CLOSED_NS * 2 / 1000);
-		ASSERT_EQ(5, sent_to(self, &f, ACK));
+		ASSERT_EQ(0, age_entry(self->dp, &f, 2 * TCP_CLOSED_NS));
+		ASSERT_EQ(5, sent_to(self, &f, SYN));
 		ASSERT_EQ(exp + 1, counter(self->dp, MAGLEV_CTR_CONN_EXPIRED));
+		ASSERT_EQ(0, entry_flags(self->dp, &f));
+		ASSERT_EQ(5, sent_to(self, &f, ACK));
 	}
+}
+
+/*
+ * Issue 31 item 1: one FIN or RST, which an off-path sender can spoof, must
+ * not end a connection's protection. The flow is on backend 3, 3 is
+ * draining and the table moved to 5 (its slot changed owner); after a FIN
+ * or an RST, a SYN still goes to 3 (which answers it with a challenge ACK,
+ * RFC 5961, if the connection lives) and clears the closing mark. Before,
+ * the SYN took the pick (5): the connection was reset.
+ */
+TEST_F(conn, close_then_syn_keeps_drained_backend)
+{
+	const struct flow *fl[2] = {&self->f4, &self->f6};
+	uint64_t ins;
+	struct flow f;
+	int i, j;
+
+	for (j = 0; j < 2; j++) {
+		for (i = 0; i < 2; i++) {
+			f = *fl[j];
+			f.sport = (uint16_t)(44000 + i);
+			established_then_swap(_metadata, self, &f);
+			ASSERT_EQ(0, backend_flags(self->dp, 3, MAGLEV_BACKEND_F_DRAIN));
+			ins = counter(self->dp, MAGLEV_CTR_CONN_INSERT);
+			ASSERT_EQ(3, sent_to(self, &f, close_flags[i]));
+			ASSERT_EQ(MAGLEV_CONN_F_CLOSING, entry_flags(self->dp, &f));
+			ASSERT_EQ(3, sent_to(self, &f, SYN));
+			ASSERT_EQ(0, entry_flags(self->dp, &f));
+			ASSERT_EQ(3, sent_to(self, &f, SYN));
+			ASSERT_EQ(3, sent_to(self, &f, ACK));
+			ASSERT_EQ(ins, counter(self->dp, MAGLEV_CTR_CONN_INSERT));
+			ASSERT_EQ(0, backend_flags(self->dp, 3, MAGLEV_BACKEND_F_UP));
+		}
+	}
+}
+
+/* Wait until the coarse clock (the one the program reads) is ns past t0;
+ * bounded by 2 s. Returns 0, or -1 if the clock never got there.
+ */
+static int coarse_wait_past(uint64_t t0, uint64_t ns)
+{
+	struct timespec ts;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts))
+			return -1;
+		if ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec > t0 + ns)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/*
+ * A client that half-closes (FIN) while the server keeps sending only
+ * acknowledges: its ACKs keep the recorded backend however long after the
+ * FIN they come. Here the closing timeout is 1 ms and the ACK comes later.
+ * Before, it expired the entry (conn_expired) and went to the pick (5),
+ * which resets it.
+ */
+TEST_F(conn, fin_then_ack_after_closing_timeout_keeps_backend)
+{
+	const uint64_t closed_ns = 1000000ULL;
+	uint64_t exp, t0;
+
+	maglev_dp_close(self->dp);
+	conn_open(_metadata, self, closed_ns);
+	established_then_swap(_metadata, self, &self->f4);
+	ASSERT_EQ(3, sent_to(self, &self->f4, FIN | ACK));
+	t0 = entry_last_seen(self->dp, &self->f4);
+	ASSERT_NE(0, t0);
+	ASSERT_EQ(0, coarse_wait_past(t0, 2 * closed_ns));
+	exp = counter(self->dp, MAGLEV_CTR_CONN_EXPIRED);
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(exp, counter(self->dp, MAGLEV_CTR_CONN_EXPIRED));
+	/* The ACK refreshed the entry. */
+	ASSERT_LT(t0 + closed_ns, entry_last_seen(self->dp, &self->f4));
+}
+
+/*
+ * Packets after a FIN or RST refresh the entry: the closing timeout counts
+ * from the last of them, so a SYN 150 ms after an ACK that came 300 ms after
+ * the FIN (timeout 200 ms) keeps the backend. Before, nothing refreshed the
+ * entry and closing entries refused every SYN.
+ */
+TEST_F(conn, packets_after_close_refresh_entry)
+{
+	uint64_t aged;
+
+	established_then_swap(_metadata, self, &self->f4);
+	ASSERT_EQ(3, sent_to(self, &self->f4, RST));
+	ASSERT_EQ(0, age_entry(self->dp, &self->f4, 150 * 1000000ULL));
+	aged = entry_last_seen(self->dp, &self->f4);
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_LT(aged + 100 * 1000000ULL, entry_last_seen(self->dp, &self->f4));
+	ASSERT_EQ(0, age_entry(self->dp, &self->f4, 150 * 1000000ULL));
+	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
+}
+
+/* Client data after a FIN or RST: the connection did not close (the close
+ * was spoofed): the mark goes, and a later SYN keeps the backend as for any
+ * connection that is sending. A pure ACK (the end of a real close) leaves
+ * the mark. Before, nothing cleared it.
+ */
+TEST_F(conn, data_after_close_clears_mark)
+{
+	struct client_opts co = {.tcp_flags = ACK, .payload = 20};
+	struct run_result r;
+	uint8_t in[256], dst[16];
+	size_t n;
+
+	established_then_swap(_metadata, self, &self->f6);
+	ASSERT_EQ(3, sent_to(self, &self->f6, RST));
+	ASSERT_EQ(3, sent_to(self, &self->f6, ACK));
+	ASSERT_EQ(MAGLEV_CONN_F_CLOSING, entry_flags(self->dp, &self->f6));
+	n = build_client(in, &self->f6, &co);
+	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
+	ASSERT_EQ(XDP_TX, r.action);
+	outer_dst(&r, 14, dst);
+	ASSERT_EQ(0, memcmp(dst, self->be[3], 16));
+	ASSERT_EQ(0, entry_flags(self->dp, &self->f6));
+	ASSERT_EQ(0, age_entry(self->dp, &self->f6, 2 * TCP_CLOSED_NS));
+	ASSERT_EQ(3, sent_to(self, &self->f6, SYN));
+}
+
+/*
+ * A SYN after the closing timeout whose pick is the entry's backend (a
+ * reused tuple, table unchanged) starts a new connection: the entry is no
+ * longer closing. Before, the entry was left as it was (maglev_conn_same
+ * ignored the flags), so the new connection inherited the closing mark.
+ */
+TEST_F(conn, syn_reusing_closed_tuple_clears_mark)
+{
+	ASSERT_EQ(0, fill_table(self->dp, 1, 3));
+	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
+	ASSERT_EQ(3, sent_to(self, &self->f4, ACK));
+	ASSERT_EQ(3, sent_to(self, &self->f4, FIN | ACK));
+	ASSERT_EQ(0, age_entry(self->dp, &self->f4, 2 * TCP_CLOSED_NS));
+	ASSERT_EQ(3, sent_to(self, &self->f4, SYN));
+	ASSERT_EQ(0, entry_flags(self->dp, &self->f4));
 }
 
 /* The new-flow limit is per CPU: keep every packet of a test on one. */

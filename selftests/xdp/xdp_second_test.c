@@ -202,6 +202,44 @@ TEST_F(lb, miss_carries_previous_owner_v6_outer)
 	EXPECT_EQ(carried + 1, counter(self->dp, MAGLEV_CTR_SC_CARRIED));
 }
 
+/*
+ * Issue 31 item 2 with second chance: f4's slot is owned by backend 1
+ * (previously 2), every other slot by 5; 1 is marked over cap. An ACK with
+ * no entry goes to the slot's owner 1 carrying the slot's previous owner 2.
+ * Before, it went to the probe's pick 5 (which has no socket for it and
+ * sends it on to 2, which has none either).
+ */
+TEST_F(lb, marked_owner_miss_carries_slot_previous_owner)
+{
+	static uint32_t owner[MAGLEV_TABLE_SIZE], prev[MAGLEV_TABLE_SIZE];
+	struct maglev_seed seed = {MAGLEV_DEFAULT_SEED_K0, MAGLEV_DEFAULT_SEED_K1};
+	struct maglev_flow_key k;
+	uint8_t exp[512], a[16];
+	struct run_result r;
+	uint32_t i, slot;
+	size_t n;
+
+	v4addr(a, 192, 0, 2, 5);
+	ASSERT_EQ(0, add_backend(self->dp, 5, a, P_AF4));
+	flow_key(&k, &self->f4);
+	slot = maglev_slot(
+		maglev_flow_hash_v4(&seed, k.src[0], k.dst[0], k.sport, k.dport, k.proto),
+		MAGLEV_TABLE_SIZE);
+	for (i = 0; i < MAGLEV_TABLE_SIZE; i++) {
+		owner[i] = i == slot ? 1 : 5;
+		prev[i] = 2;
+	}
+	ASSERT_EQ(0, maglev_dp_table_swap_prev(self->dp, 0, owner, prev));
+	ASSERT_EQ(0, maglev_dp_overcap_set(self->dp, 1, true));
+	run_client(_metadata, self->prog, &self->f4, 0x10, &r);
+	n = gue_frame(exp, &self->f4, 0x10, BE1, BE2);
+	ASSERT_BYTES(r.out, r.len, exp, n);
+	/* A SYN of the flow spills to 5 and carries nothing. */
+	run_client(_metadata, self->prog, &self->f4, 0x02, &r);
+	n = gue_frame(exp, &self->f4, 0x02, a, NULL);
+	ASSERT_BYTES(r.out, r.len, exp, n);
+}
+
 /* A SYN never carries it and is recorded; the flow's next packets hit the
  * entry and do not carry it either.
  */

@@ -70,7 +70,8 @@ static uint64_t mono_ns(void)
 
 /* When a live entry stops being live if its flow sends nothing more: a UDP
  * flow udp_idle_ns after its last packet, a closed connection tcp_closed_ns
- * after its FIN or RST; 0: not by time (a TCP connection still open).
+ * after its last packet since its FIN or RST; 0: not by time (a TCP
+ * connection still open).
  */
 static uint64_t entry_due(const struct maglev_conn_slot *s, uint64_t udp_idle_ns,
 			  uint64_t tcp_closed_ns)
@@ -166,8 +167,9 @@ int maglev_conn_census_mapped(struct maglev_dp *dp, const struct conn_map *cm,
 			    now > s->conn.last_seen_ns &&
 			    now - s->conn.last_seen_ns > mc.udp_idle_ns)
 				continue;
-			/* Closed by the client (FIN/RST) longer ago than tcp_closed_ns:
-			 * the datapath takes it for a new flow and may reuse the way.
+			/* Closed by the client (FIN/RST) and silent for longer than
+			 * tcp_closed_ns: the datapath takes its SYN for a new
+			 * connection and may reuse the way.
 			 */
 			if ((s->flags & MAGLEV_CONN_F_CLOSING) && now > s->conn.last_seen_ns &&
 			    now - s->conn.last_seen_ns > tcp_closed_ns)

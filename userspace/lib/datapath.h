@@ -61,7 +61,9 @@ int maglev_dp_get_config(struct maglev_dp *dp, struct maglev_config *cfg);
  */
 int maglev_dp_if_l2_set(struct maglev_dp *dp, uint32_t ifindex, const struct maglev_if_l2 *l2);
 int maglev_dp_if_l2_delete(struct maglev_dp *dp, uint32_t ifindex);
-/* How long a closing TCP entry holds its backend (maglev_dp_opts.tcp_closed_ns as loaded). */
+/* How long after its last packet a closing TCP entry still keeps its backend
+ * for a SYN (maglev_dp_opts.tcp_closed_ns as loaded).
+ */
 uint64_t maglev_dp_tcp_closed_ns(const struct maglev_dp *dp);
 
 int maglev_dp_vip_set(struct maglev_dp *dp, const struct maglev_vip_key *key,
