@@ -44,6 +44,18 @@ check "vip show has the check overrides" \
 	bash -c "$MAGLEVCTL -j vip show $V | jqt '.vip.check.type == \"tcp\" and .vip.check.port == 8080 and .vip.check.interval_ms == 500 and .vip.check.timeout_ms == 200' >/dev/null"
 check "health follows: the backends are checked with tcp on 8080" \
 	bash -c "$MAGLEVCTL -j health $V | jqt '[.backends[] | .check == \"tcp\" and .port == 8080] | all' >/dev/null"
+check "vip set --check-interval default: the override is dropped, the VIP follows health_interval_ms (2000) again" \
+	bash -c "$MAGLEVCTL vip set $V --check-interval default &&
+		$MAGLEVCTL -j vip show $V | jqt '.vip.check.interval_ms == 2000 and .vip.check.type == \"tcp\" and .vip.check.timeout_ms == 200' >/dev/null"
+out=$("$MAGLEVCTL" vip set $V --check-interval 500 --check-interval default 2>&1)
+check "a value and default for one option at once: refused ($out)" [ $? -ne 0 ]
+out=$(python3 -c 'import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(json.dumps({"cmd": "vip.set", "vip": sys.argv[2], "check_default": ["check_colour"]}).encode() + b"\n")
+print(s.makefile().readline().strip())' "$SOCK" "$V")
+check "the request's check_default naming no check option is refused, naming it ($out)" \
+	bash -c "jq -e '.ok == false and (.error | contains(\"check_colour\"))' <<<'$out' >/dev/null"
+ctl vip set $V --check-interval 500
 
 # Nothing answers on 8080: once every backend is down the state is still, and
 # a snapshot can only change by a refused vip set that changed something.

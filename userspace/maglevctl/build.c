@@ -47,6 +47,17 @@ static void hc_opt_defs(struct opt_def d[HC_NFIELDS + 1])
 	d[HC_NFIELDS] = (struct opt_def){NULL, 0, NULL, false};
 }
 
+/* Whether field is a health-check override (hc_fields[].req). */
+static bool is_hc_field(const char *field)
+{
+	size_t i;
+
+	for (i = 0; i < HC_NFIELDS; i++)
+		if (!strcmp(hc_fields[i].req, field))
+			return true;
+	return false;
+}
+
 /* The option called name in opts, then in more (NULL: none), or NULL. */
 static const struct opt_def *find_opt(const struct opt_def *opts, const struct opt_def *more,
 				      const char *name)
@@ -155,7 +166,16 @@ static json_object *parse_args(const char *cmd, int argc, char **argv, const str
 			json_object_put(req);
 			return usage(e, "%s: --%s needs a value", cmd, name);
 		}
-		if (o->kind == OPT_STR) {
+		/* A check override set back to the configured default. */
+		if (!strcmp(val, "default") && is_hc_field(o->field)) {
+			json_object *defs;
+
+			if (!json_object_object_get_ex(req, "check_default", &defs)) {
+				defs = json_object_new_array();
+				json_object_object_add(req, "check_default", defs);
+			}
+			json_object_array_add(defs, json_object_new_string(o->field));
+		} else if (o->kind == OPT_STR) {
 			json_object_object_add(req, o->field, json_object_new_string(val));
 		} else {
 			uint64_t v;

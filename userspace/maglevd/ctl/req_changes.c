@@ -65,9 +65,43 @@ static int set_balance(json_object *req, struct vip *v, struct req_err *e)
  * which req_check_keys_hc allows); vip.set takes the same but port_any (it
  * would make another VIP): the list from its second entry on.
  */
-static const char *const vip_add_keys[] = {"port_any",	"vip",	  "encap",	   "gue_port",
-					   "placement", "vnodes", "second_chance", "balance_factor",
-					   NULL};
+static const char *const vip_add_keys[] = {
+	"port_any", "vip",	     "encap",	       "gue_port",	"placement",
+	"vnodes",   "second_chance", "balance_factor", "check_default", NULL};
+
+/*
+ * "check_default": the check options (hc_fields[].req names) whose per-VIP
+ * override is dropped, so that the VIP follows the configured default again
+ * (maglevctl vip set VIP --check-interval default).
+ */
+static int check_default(json_object *req, uint32_t *hc_set, bool *any_given, struct req_err *e)
+{
+	json_object *defs;
+	size_t i, j, n;
+
+	if (!json_object_object_get_ex(req, "check_default", &defs))
+		return 0;
+	if (!json_object_is_type(defs, json_type_array))
+		return req_fail(e, "check_default: want an array of check option names");
+	n = json_object_array_length(defs);
+	for (i = 0; i < n; i++) {
+		const char *s = json_object_get_string(json_object_array_get_idx(defs, i));
+		const struct hc_field *f = NULL;
+
+		for (j = 0; s && j < HC_NFIELDS; j++)
+			if (!strcmp(hc_fields[j].req, s))
+				f = &hc_fields[j];
+		if (!f)
+			return req_fail(e, "check_default: '%.40s' is not a check option",
+					s ? s : "");
+		if (json_object_object_get_ex(req, f->req, NULL))
+			return req_fail(e, "%s given a value and set back to the default at once",
+					f->req);
+		*hc_set &= ~f->bit;
+		*any_given = true;
+	}
+	return 0;
+}
 
 /* The options vip add and vip set share: encapsulation and health-check
  * overrides, applied over *encap, *gue, *hc and *hc_set (a VIP's current
@@ -134,7 +168,7 @@ static int vip_opts(json_object *req, uint8_t *encap, uint16_t *gue, bool *sc, s
 		*hc_set |= f->bit;
 		*any_given = true;
 	}
-	return 0;
+	return check_default(req, hc_set, any_given, e);
 }
 
 static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
