@@ -5,6 +5,6 @@
 # benchmark's stripped balancer still applies and compiles.
 TESTS += selftests/packaging/man_pages.sh selftests/packaging/install.sh \
 	selftests/packaging/completion.sh selftests/packaging/deb.sh \
-	selftests/packaging/bench_patch.sh selftests/packaging/licence.sh
+	selftests/packaging/bench_patch.sh selftests/packaging/licence.sh selftests/packaging/changelog.sh
 # Nothing here runs the userspace under test in a way sanitizers would add to.
 SAN_SKIP += selftests/packaging/%
