@@ -796,6 +796,10 @@ static char *vip_value(const struct vip *v, char *name, size_t namelen)
 			       json_object_get(json_object_object_get(o, "placement")));
 	if (json_object_object_get_ex(o, "vnodes", &m))
 		json_object_object_add(add, "vnodes", json_object_get(m));
+	if (v->second_chance)
+		json_object_object_add(add, "second_chance", json_object_new_boolean(1));
+	if (json_object_object_get_ex(o, "balance_factor", &m))
+		json_object_object_add(add, "balance_factor", json_object_get(m));
 	/* The overrides the state file holds, as the request members that set them. */
 	if (json_object_object_get_ex(o, "check", &m))
 		for (i = 0; i < HC_NFIELDS; i++) {
@@ -819,6 +823,11 @@ static char *vip_value(const struct vip *v, char *name, size_t namelen)
 				       json_object_get(json_object_object_get(b, "weight")));
 		if (json_object_get_boolean(json_object_object_get(b, "drain")))
 			json_object_object_add(r, "drain", json_object_new_boolean(1));
+		/* Until its first passing check: a balancer that adds it from
+		 * this value adds it down too (one that has it keeps its own).
+		 */
+		if (v->bes[i].start_down)
+			json_object_object_add(r, "start_down", json_object_new_boolean(1));
 		json_object_array_add(arr, r);
 	}
 	text = strdup(json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN |
