@@ -50,9 +50,10 @@ int fleet_write(struct daemon *d, const struct registry *next, int64_t expect_re
 /*
  * Apply a whole desired state (requests.c): reqs, an array of vip.add and
  * backend.add requests, replaces every VIP in one transaction recorded as
- * revision rev. keep_same: if that holds what is live already, change
- * nothing, not even the revision (1). 0, or -1 with err saying why
- * (nothing changed).
+ * revision rev, applied as a difference to what is live (model/vip_sync.h):
+ * only the VIPs that differ are changed and rebuilt. keep_same: if that
+ * holds what is live already, change nothing, not even the revision (1).
+ * 0, or -1 with err saying why (nothing changed).
  */
 int ctl_apply_desired(struct daemon *d, json_object *reqs, uint64_t rev, bool keep_same, char *err,
 		      size_t errlen);
