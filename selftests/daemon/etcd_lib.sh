@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # shellcheck shell=bash
 # One etcd member for the fleet tests (daemon_fleet.sh, daemon_fleet_health.sh,
-# daemon_second_chance_fleet.sh, daemon_vip_options_fleet.sh,
+# daemon_second_chance_fleet.sh, daemon_vip_options_fleet.sh, daemon_fleet_expect.sh,
 # daemon_fleet_rollback.sh),
 # sourced after lib.sh: it runs in namespace $NS_ET with client URL $EP,
 # keeps its data in $TDIR/etcd and logs to $TDIR/etcd.log. ETCD_PID is its
