@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Fleet writes under --expect-revision, and writes retried after a lost
-# answer (issue 32 item 6). One balancer, one etcd member, and in front of
-# etcd a proxy (its first endpoint) that can be told to pass a txn on to etcd
-# but never answer it, so the balancer's etcd client gives up after 5 s and
-# tries the same txn again on its second endpoint, etcd itself.
+# answer (issue 32 item 6). One balancer, a 3-member etcd, and in front of
+# its first member a proxy (the balancer's first endpoint) that can be told
+# to pass a txn on to etcd but never answer it, so the balancer's etcd client
+# gives up after 5 s and tries the same txn again on its next endpoint,
+# another member.
 #  - a VIP deleted after revision R: a change expecting R is refused (etcd
 #    compares only keys that exist: the delete alone would go unseen);
 #  - a txn that committed although its answer was lost: the retry reports it
@@ -23,11 +24,13 @@ HOLD=$TDIR/hold
 etx ip addr add $PX/32 dev lo && ip -n "$NS_LB" route add $PX/32 via 192.0.2.242 ||
 	skip_all "cannot address the proxy"
 # The proxy (etcd_hold_proxy.py): a txn's answer withheld while $HOLD exists.
-ip netns exec "$NS_ET" /usr/bin/python3 "$(dirname "$0")/etcd_hold_proxy.py" "$HOLD" 192.0.2.254 $PX &
+ip netns exec "$NS_ET" /usr/bin/python3 "$(dirname "$0")/etcd_hold_proxy.py" "$HOLD" "${ETCD_MEMBER_ADDRS%% *}" $PX &
 EXTRA_PIDS="$!"
 for _ in $(seq 50); do etx curl -sf -X POST -d '{}' http://$PX:2379/v3/maintenance/status >/dev/null && break; sleep 0.1; done
 
-write_conf "fleet_etcd http://$PX:2379,$EP" "fleet_prefix /maglev-test/" "fleet_node b1"
+# The proxy, then the other members (a retry goes to a member that did not
+# take the first try).
+write_conf "fleet_etcd http://$PX:2379,${EP#*,}" "fleet_prefix /maglev-test/" "fleet_node b1"
 start_daemon || { nok "maglevd starts"; t_done; }
 V=192.0.2.10:80/tcp
 X=192.0.2.11:80/tcp
