@@ -54,9 +54,21 @@ int ctl_apply_desired(struct daemon *d, json_object *reqs, uint64_t rev, bool ke
 	 * (validated as a batch is), then the live one changed only where it
 	 * differs: what did not change is not rebuilt (model/vip_sync.h).
 	 */
-	if (req_apply_change(d, want, "batch", batch, &e)) {
-		snprintf(err, errlen, "%s", e.msg);
-		goto out;
+	{
+		/* Without the datapath: want's VIPs and backends take no counters
+		 * or generations from it (registry_sync reads those of what it
+		 * adds), which would cost map reads for every backend each time.
+		 */
+		struct maglev_dp *dp = d->ctx.dp;
+		int bad;
+
+		d->ctx.dp = NULL;
+		bad = req_apply_change(d, want, "batch", batch, &e);
+		d->ctx.dp = dp;
+		if (bad) {
+			snprintf(err, errlen, "%s", e.msg);
+			goto out;
+		}
 	}
 	n = registry_sync(next, &d->ctx, want, err, errlen);
 	if (n < 0 || registry_check_placements(next, err, errlen))
