@@ -13,6 +13,8 @@ TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
 	selftests/daemon/daemon_announce.sh selftests/daemon/daemon_announce_frr.sh \
 	selftests/daemon/daemon_mtu_ipv6.sh selftests/daemon/daemon_operator.sh \
 	selftests/daemon/daemon_vip_set.sh selftests/daemon/daemon_second_chance.sh \
+	selftests/daemon/daemon_second_chance_fleet.sh selftests/daemon/daemon_vip_options.sh \
+	selftests/daemon/daemon_vip_options_fleet.sh \
 	selftests/daemon/daemon_loop_latency.sh selftests/daemon/daemon_drift.sh \
 	selftests/daemon/daemon_metrics_loop.sh selftests/daemon/daemon_upgrade.sh \
 	selftests/daemon/daemon_fleet.sh selftests/daemon/daemon_fleet_tls.sh \
@@ -20,7 +22,8 @@ TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
 	selftests/daemon/daemon_bounded.sh selftests/daemon/daemon_bounded_traffic.sh \
 	selftests/daemon/daemon_commit_fail.sh \
 	selftests/daemon/daemon_fleet_rollback.sh selftests/daemon/daemon_commit_overlap.sh \
-	selftests/daemon/daemon_health_on_fail_restart.sh selftests/daemon/daemon_datapath_drift.sh
+	selftests/daemon/daemon_health_on_fail_restart.sh selftests/daemon/daemon_datapath_drift.sh \
+	selftests/daemon/daemon_fleet_expect.sh
 # The mirror into the slow-path module: needs the module, so the 6.1 VM only.
 VM_TESTS += selftests/daemon/daemon_slowpath.sh
 

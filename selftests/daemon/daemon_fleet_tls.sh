@@ -37,7 +37,9 @@ ca ca && ca otherca &&
 extendedKeyUsage=serverAuth,clientAuth" &&
 	cert client maglevd "extendedKeyUsage=clientAuth" || skip_all "openssl cannot make the test certificates"
 
-lbx etcd --name tls-test --data-dir "$TDIR/etcd" --listen-client-urls $EP --advertise-client-urls $EP \
+# ip netns exec execs etcd: $! is etcd's own pid (lbx, a function, would
+# give the subshell's, and the cleanup would leave etcd running).
+ip netns exec "$NS_LB" etcd --name tls-test --data-dir "$TDIR/etcd" --listen-client-urls $EP --advertise-client-urls $EP \
 	--listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
 	--initial-cluster tls-test=http://127.0.0.1:2380 --cert-file "$TDIR/server.pem" \
 	--key-file "$TDIR/server.key" --client-cert-auth --trusted-ca-file "$TDIR/ca.pem" \

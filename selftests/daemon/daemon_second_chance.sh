@@ -5,13 +5,20 @@
 # file carry it, and a restart keeps it; the VIP map entry has the flag. A
 # table change keeps each changed slot's previous owner in the live table
 # (never the new backend's, which owned nothing before), and after
-# second_chance_ms the table is swapped again without them.
+# second_chance_ms the table is swapped again without them. A change of
+# another VIP keeps them and does not swap this VIP's table.
+#
+# TEST_FLEET=1 (daemon_second_chance_fleet.sh): the same steps with the balancer
+# in fleet mode, every change going through etcd and coming back as a revision.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/etcd_lib.sh"
 
 setup_net || skip_all "cannot create namespaces/veth"
-write_conf "second_chance_ms 4000"
+fleet_if_asked sc-test
+write_conf "second_chance_ms 4000" "$FLEET_CONF"
 start_daemon || { nok "maglevd starts"; t_done; }
 V=192.0.2.10:80/tcp
+jq1() { jqt "$@" >/dev/null; }
 W=192.0.2.11:80/tcp
 
 out=$("$MAGLEVCTL" vip add $W --second-chance 2>&1)
@@ -63,6 +70,15 @@ check "adding backend 3: every changed slot ($changed) has its previous owner ($
 	[ "$changed" -gt 0 -a "$prev" = "$changed" ]
 check "... none names backend 3, which owned nothing before" [ "$prev3" = 0 ]
 check "maglevctl table shows them" grep -q "second chance: $changed slots" "$TDIR/after.txt"
+# Within the window: another VIP added and deleted (in fleet mode, two
+# revisions that leave this VIP as it was).
+gen=$(jq .table_gen "$TDIR/after.json")
+ctl vip add 192.0.2.12:80/tcp --check none && ctl vip del 192.0.2.12:80/tcp
+ctl -j table $V >"$TDIR/other.json"
+check "a change of another VIP keeps the previous owners ($(jq .prev_slots "$TDIR/other.json") of $prev)" \
+	jq1 ".prev_slots == $prev and $prev > 0" "$TDIR/other.json"
+check "... and does not swap this VIP's table (table_gen $gen, now $(jq .table_gen "$TDIR/other.json"))" \
+	jq1 ".table_gen == $gen" "$TDIR/other.json"
 
 reject "vip set --encap ipip while second chance is on" vip set $V --encap ipip
 check "vip set --no-second-chance --encap ipip is accepted" \

@@ -16,7 +16,7 @@
  *
  * "Live" and "usable" are judged by the registry the datapath holds
  * (daemon_applied), not by the newest one, which may wait in the commit
- * queue: in fleet mode every revision re-adds every VIP, and a queued one
+ * queue: in fleet mode a revision may rebuild any VIP, and a queued one
  * must not withdraw VIPs whose tables still forward. Usable backends must
  * be so in both: the datapath forwards to them, and no newer verdict says
  * they died.

@@ -10,7 +10,7 @@
 #include "ctl/audit.h"
 #include "fleet/fleet.h"
 #include "core/log.h"
-#include "model/state.h"
+#include "model/vip_sync.h"
 #include "ctl/req.h"
 
 json_object *req_ok_reply(void)
@@ -37,68 +37,52 @@ static json_object *err_reply(const char *msg)
 	return o;
 }
 
-/* Whether a and b hold the same VIPs with the same settings and backends. */
-static bool same_config(const struct registry *a, const struct registry *b)
-{
-	uint32_t i;
-
-	if (a->nvips != b->nvips || a->nbackends != b->nbackends)
-		return false;
-	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
-		const struct vip *v = a->vips[i], *w;
-		json_object *x, *y;
-		bool same;
-
-		if (!v)
-			continue;
-		w = registry_find_vip(b, &v->key);
-		if (!w)
-			return false;
-		x = state_vip_json(v, false);
-		y = state_vip_json(w, false);
-		same = !strcmp(json_object_to_json_string(x), json_object_to_json_string(y));
-		json_object_put(x);
-		json_object_put(y);
-		if (!same)
-			return false;
-	}
-	return true;
-}
-
 int ctl_apply_desired(struct daemon *d, json_object *reqs, uint64_t rev, bool keep_same, char *err,
 		      size_t errlen)
 {
-	json_object *flush = json_object_new_object(), *batch = json_object_new_object(),
-		    *list = json_object_new_array();
-	struct registry *next = registry_clone(d->reg);
+	json_object *batch = json_object_new_object();
+	struct registry *want = registry_new(), *next = registry_clone(d->reg);
 	struct req_err e = {"", false};
-	size_t i, n = json_object_array_length(reqs);
-	int r = -1;
+	int r = -1, n;
 
-	json_object_object_add(flush, "cmd", json_object_new_string("flush"));
-	json_object_array_add(list, flush);
-	for (i = 0; i < n; i++)
-		json_object_array_add(list, json_object_get(json_object_array_get_idx(reqs, i)));
-	json_object_object_add(batch, "requests", list);
-	if (!next) {
+	json_object_object_add(batch, "requests", json_object_get(reqs));
+	if (!want || !next) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	/* The restore path: flush, then every VIP, validated whole on a clone. */
-	if (req_apply_change(d, next, "batch", batch, &e) ||
-	    registry_check_placements(next, e.msg, sizeof(e.msg))) {
-		snprintf(err, errlen, "%s", e.msg);
-		registry_free(next);
-		goto out;
+	/* The desired VIPs built by their requests on a registry of their own
+	 * (validated as a batch is), then the live one changed only where it
+	 * differs: what did not change is not rebuilt (model/vip_sync.h).
+	 */
+	{
+		/* Without the datapath: want's VIPs and backends take no counters
+		 * or generations from it (registry_sync reads those of what it
+		 * adds), which would cost map reads for every backend each time.
+		 */
+		struct maglev_dp *dp = d->ctx.dp;
+		int bad;
+
+		d->ctx.dp = NULL;
+		bad = req_apply_change(d, want, "batch", batch, &e);
+		d->ctx.dp = dp;
+		if (bad) {
+			snprintf(err, errlen, "%s", e.msg);
+			goto out;
+		}
 	}
-	if (keep_same && d->reg->fleet_rev && same_config(d->reg, next)) {
-		registry_free(next);
+	n = registry_sync(next, &d->ctx, want, err, errlen);
+	if (n < 0 || registry_check_placements(next, err, errlen))
+		goto out;
+	if (!n && keep_same && d->reg->fleet_rev) {
 		r = 1;
 		goto out;
 	}
 	next->fleet_rev = rev;
 	r = daemon_commit(d, next, COMMIT_SRC_FLEET, err, errlen);
+	next = NULL; /* the commit's now */
 out:
+	registry_free(want);
+	registry_free(next);
 	json_object_put(batch);
 	return r;
 }

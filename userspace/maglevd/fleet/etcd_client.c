@@ -16,6 +16,7 @@ struct etcd_client {
 	int n_eps, cur;
 	char *ca, *cert, *key;
 	atomic_bool *stop;
+	bool maybe_sent; /* the last call's request may have reached etcd */
 };
 
 struct buf {
@@ -293,6 +294,7 @@ static json_object *post(struct etcd_client *c, const char *path, const char *bo
 	json_object *root = NULL;
 	int tries;
 
+	c->maybe_sent = false;
 	for (tries = 0; tries < c->n_eps; tries++) {
 		struct curl_slist *hdrs = NULL;
 		char url[600];
@@ -310,6 +312,10 @@ static json_object *post(struct etcd_client *c, const char *path, const char *bo
 		cc = curl_easy_perform(h);
 		curl_easy_cleanup(h);
 		curl_slist_free_all(hdrs);
+		/* Connected: what was sent may have been applied, answer or not. */
+		if (cc != CURLE_COULDNT_CONNECT && cc != CURLE_COULDNT_RESOLVE_HOST &&
+		    cc != CURLE_COULDNT_RESOLVE_PROXY)
+			c->maybe_sent = true;
 		if (cc == CURLE_OK && b.p) {
 			root = json_tokener_parse(b.p);
 			if (!root)
@@ -370,11 +376,36 @@ out:
 	return r;
 }
 
-int etcd_txn(struct etcd_client *c, const char *body, int64_t *rev, bool *succeeded, char *err,
-	     size_t errlen)
+bool etcd_client_maybe_sent(const struct etcd_client *c)
 {
-	json_object *root = post(c, "/v3/kv/txn", body, err, errlen), *hdr, *m;
+	return c->maybe_sent;
+}
 
+/* The first key of the first range among a txn's responses into *got. */
+static void txn_range(json_object *root, struct etcd_kv *got)
+{
+	json_object *res, *rr, *kvs;
+
+	if (json_object_object_get_ex(root, "responses", &res) &&
+	    json_object_is_type(res, json_type_array) && json_object_array_length(res) &&
+	    json_object_object_get_ex(json_object_array_get_idx(res, 0), "response_range", &rr) &&
+	    json_object_object_get_ex(rr, "kvs", &kvs) &&
+	    json_object_is_type(kvs, json_type_array) && json_object_array_length(kvs) &&
+	    parse_kv(json_object_array_get_idx(kvs, 0), got)) {
+		free(got->key);
+		free(got->value);
+		memset(got, 0, sizeof(*got));
+	}
+}
+
+int etcd_txn(struct etcd_client *c, const char *body, int64_t *rev, bool *succeeded,
+	     struct etcd_kv *got, char *err, size_t errlen)
+{
+	json_object *root, *hdr, *m;
+
+	if (got)
+		memset(got, 0, sizeof(*got));
+	root = post(c, "/v3/kv/txn", body, err, errlen);
 	if (!root)
 		return -1;
 	if (!json_object_object_get_ex(root, "header", &hdr)) {
@@ -385,6 +416,8 @@ int etcd_txn(struct etcd_client *c, const char *body, int64_t *rev, bool *succee
 	*rev = jint64(hdr, "revision");
 	/* false is proto3's default: left out of the JSON. */
 	*succeeded = json_object_object_get_ex(root, "succeeded", &m) && json_object_get_boolean(m);
+	if (got)
+		txn_range(root, got);
 	json_object_put(root);
 	return 0;
 }

@@ -57,12 +57,16 @@ int etcd_watch_prefix(struct etcd_client *c, const char *prefix, int64_t start_r
 		      size_t errlen);
 
 /*
- * One transaction (/v3/kv/txn): body is its JSON (compare, success). On
- * 0, *rev is the store's revision after it and *succeeded whether the
- * compares held (and the success ops ran).
+ * One transaction (/v3/kv/txn): body is its JSON (compare, success,
+ * failure). On 0, *rev is the store's revision after it and *succeeded
+ * whether the compares held (and the success ops ran); got (if non-NULL)
+ * the first key the ops that ran read (a request_range), key NULL if none:
+ * the caller frees key and value. On -1, etcd_client_maybe_sent() tells
+ * whether it may have been applied all the same (its answer was lost).
  */
-int etcd_txn(struct etcd_client *c, const char *body, int64_t *rev, bool *succeeded, char *err,
-	     size_t errlen);
+int etcd_txn(struct etcd_client *c, const char *body, int64_t *rev, bool *succeeded,
+	     struct etcd_kv *got, char *err, size_t errlen);
+bool etcd_client_maybe_sent(const struct etcd_client *c);
 /* Leases (/v3/lease/grant, keepalive, revoke): *id, *ttl (0: expired). */
 int etcd_lease_grant(struct etcd_client *c, int64_t ttl_s, int64_t *id, char *err, size_t errlen);
 int etcd_lease_keepalive(struct etcd_client *c, int64_t id, int64_t *ttl, char *err, size_t errlen);

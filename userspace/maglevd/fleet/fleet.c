@@ -24,8 +24,14 @@
 struct wjob {
 	uint64_t stream_id;
 	char *body;
+	/* This write's id, the value its txn gives PREFIX changed and this
+	 * balancer's PREFIX writes/NODE (see fleet_write).
+	 */
+	char id[160];
+	/* Nothing to write: the txn only checks --expect-revision. */
+	bool noop;
 	int64_t rev;
-	bool failed, succeeded;
+	bool failed, succeeded, maybe_sent;
 	char err[400];
 	struct wjob *next;
 };
@@ -66,6 +72,8 @@ static struct {
 	struct wjob *todo, *done;
 	struct etcd_client *wclient;
 	pthread_t wthread;
+	char changed_key[200], writes_key[400]; /* PREFIX changed, PREFIX writes/NODE */
+	uint64_t writes;			/* ids handed out */
 	/* Status publishing: the loop sets status, the publisher thread puts it
 	 * under a lease and reads every balancer's into nodes.
 	 */
@@ -364,6 +372,71 @@ static void *fleet_thread(void *arg)
 	return NULL;
 }
 
+static json_object *b64str(const char *s);
+
+/*
+ * Create this balancer's writes key if it does not exist: a txn's compare
+ * on its value fails while it is missing (etcd compares no value of a key
+ * that is not there).
+ */
+static void create_writes_key(void)
+{
+	json_object *txn = json_object_new_object(), *cmps = json_object_new_array(),
+		    *cmp = json_object_new_object(), *ops = json_object_new_array(),
+		    *op = json_object_new_object(), *put = json_object_new_object();
+	bool ok;
+	char err[200];
+	int64_t rev;
+
+	json_object_object_add(cmp, "key", b64str(F.writes_key));
+	json_object_object_add(cmp, "target", json_object_new_string("CREATE"));
+	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
+	json_object_object_add(cmp, "create_revision", json_object_new_int64(0));
+	json_object_array_add(cmps, cmp);
+	json_object_object_add(put, "key", b64str(F.writes_key));
+	json_object_object_add(put, "value", b64str("none"));
+	json_object_object_add(op, "request_put", put);
+	json_object_array_add(ops, op);
+	json_object_object_add(txn, "compare", cmps);
+	json_object_object_add(txn, "success", ops);
+	if (etcd_txn(F.wclient, json_object_to_json_string(txn), &rev, &ok, NULL, err, sizeof(err)))
+		log_warn("fleet: creating %s: %s", F.writes_key, err);
+	json_object_put(txn);
+}
+
+/*
+ * One write's txn. A txn that committed but whose answer was lost (a
+ * timeout: the client tries the next endpoint) fails its compare when sent
+ * again, and the failure's read of this balancer's writes key then holds
+ * the write's id: written, at that key's revision.
+ */
+static void run_job(struct wjob *j)
+{
+	bool created = false;
+
+	for (;;) {
+		struct etcd_kv got;
+
+		j->failed = etcd_txn(F.wclient, j->body, &j->rev, &j->succeeded, &got, j->err,
+				     sizeof(j->err)) != 0;
+		j->maybe_sent |= etcd_client_maybe_sent(F.wclient);
+		if (!j->failed && !j->succeeded && !j->noop) {
+			if (got.key && !strcmp(got.value, j->id)) {
+				j->succeeded = true;
+				j->rev = got.mod_revision;
+			} else if (!got.key && !created) {
+				free(got.value);
+				create_writes_key();
+				created = true;
+				continue;
+			}
+		}
+		free(got.key);
+		free(got.value);
+		return;
+	}
+}
+
 static void *writer_thread(void *arg)
 {
 	(void)arg;
@@ -377,8 +450,7 @@ static void *writer_thread(void *arg)
 		}
 		F.todo = j->next;
 		pthread_mutex_unlock(&F.lock);
-		j->failed = etcd_txn(F.wclient, j->body, &j->rev, &j->succeeded, j->err,
-				     sizeof(j->err)) != 0;
+		run_job(j);
 		pthread_mutex_lock(&F.lock);
 		j->next = NULL;
 		for (tail = &F.done; *tail; tail = &(*tail)->next)
@@ -796,6 +868,10 @@ static char *vip_value(const struct vip *v, char *name, size_t namelen)
 			       json_object_get(json_object_object_get(o, "placement")));
 	if (json_object_object_get_ex(o, "vnodes", &m))
 		json_object_object_add(add, "vnodes", json_object_get(m));
+	if (v->second_chance)
+		json_object_object_add(add, "second_chance", json_object_new_boolean(1));
+	if (json_object_object_get_ex(o, "balance_factor", &m))
+		json_object_object_add(add, "balance_factor", json_object_get(m));
 	/* The overrides the state file holds, as the request members that set them. */
 	if (json_object_object_get_ex(o, "check", &m))
 		for (i = 0; i < HC_NFIELDS; i++) {
@@ -819,6 +895,11 @@ static char *vip_value(const struct vip *v, char *name, size_t namelen)
 				       json_object_get(json_object_object_get(b, "weight")));
 		if (json_object_get_boolean(json_object_object_get(b, "drain")))
 			json_object_object_add(r, "drain", json_object_new_boolean(1));
+		/* Until its first passing check: a balancer that adds it from
+		 * this value adds it down too (one that has it keeps its own).
+		 */
+		if (v->bes[i].start_down)
+			json_object_object_add(r, "start_down", json_object_new_boolean(1));
 		json_object_array_add(arr, r);
 	}
 	text = strdup(json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN |
@@ -837,18 +918,41 @@ static json_object *b64str(const char *s)
 	return o;
 }
 
-/* Add a put of v's key, or a delete of it (val NULL), to ops. */
-static void add_op(json_object *ops, const char *name, const char *val)
+/* Add a put of key, or a delete of it (val NULL), to ops. */
+static void add_key_op(json_object *ops, const char *key, const char *val)
 {
 	json_object *op = json_object_new_object(), *r = json_object_new_object();
-	char key[300];
 
-	snprintf(key, sizeof(key), "%s%s", F.prefix, name);
 	json_object_object_add(r, "key", b64str(key));
 	if (val)
 		json_object_object_add(r, "value", b64str(val));
 	json_object_object_add(op, val ? "request_put" : "request_delete_range", r);
 	json_object_array_add(ops, op);
+}
+
+/* The same for VIP name's key. */
+static void add_op(json_object *ops, const char *name, const char *val)
+{
+	char key[300];
+
+	snprintf(key, sizeof(key), "%s%s", F.prefix, name);
+	add_key_op(ops, key, val);
+}
+
+/* A compare of key's (or with prefix, every key under it) target. */
+static json_object *add_cmp(json_object *cmps, const char *key, bool prefix, const char *target,
+			    const char *result)
+{
+	json_object *cmp = json_object_new_object();
+
+	if (prefix)
+		etcd_add_prefix(cmp, key);
+	else
+		json_object_object_add(cmp, "key", b64str(key));
+	json_object_object_add(cmp, "target", json_object_new_string(target));
+	json_object_object_add(cmp, "result", json_object_new_string(result));
+	json_object_array_add(cmps, cmp);
+	return cmp;
 }
 
 int fleet_write(struct daemon *d, const struct registry *next, int64_t expect_rev, char *err,
@@ -881,23 +985,49 @@ int fleet_write(struct daemon *d, const struct registry *next, int64_t expect_re
 	}
 	if (!json_object_array_length(ops) && expect_rev < 0)
 		goto out;
-	txn = json_object_new_object();
-	if (expect_rev >= 0) {
-		/* Nothing under the prefix written after expect_rev. */
-		json_object *cmp = json_object_new_object(), *cmps = json_object_new_array();
-
-		etcd_add_prefix(cmp, F.prefix);
-		json_object_object_add(cmp, "target", json_object_new_string("MOD"));
-		json_object_object_add(cmp, "result", json_object_new_string("LESS"));
-		json_object_object_add(cmp, "mod_revision", json_object_new_int64(expect_rev + 1));
-		json_object_array_add(cmps, cmp);
-		json_object_object_add(txn, "compare", cmps);
-	}
-	json_object_object_add(txn, "success", json_object_get(ops));
 	j = calloc(1, sizeof(*j));
-	if (j)
+	if (j) {
+		json_object *cmps = json_object_new_array(), *fail = json_object_new_array(), *rr;
+		struct timespec ts;
+
+		txn = json_object_new_object();
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(j->id, sizeof(j->id), "%s %d %lld.%09ld %" PRIu64, d->cfg.fleet_node,
+			 (int)getpid(), (long long)ts.tv_sec, ts.tv_nsec, ++F.writes);
+		j->noop = !json_object_array_length(ops);
+		if (!j->noop) {
+			/* Sent again after a lost answer, a committed write fails
+			 * here; the failure's read of the key tells (run_job).
+			 */
+			json_object_object_add(
+				add_cmp(cmps, F.writes_key, false, "VALUE", "NOT_EQUAL"), "value",
+				b64str(j->id));
+			rr = json_object_new_object();
+			json_object_object_add(rr, "key", b64str(F.writes_key));
+			json_object_array_add(fail, json_object_new_object());
+			json_object_object_add(json_object_array_get_idx(fail, 0), "request_range",
+					       rr);
+			/* Every write moves PREFIX changed: a compare on it sees
+			 * deletes, which a compare on the keys that exist cannot.
+			 */
+			add_key_op(ops, F.changed_key, j->id);
+			add_key_op(ops, F.writes_key, j->id);
+		}
+		if (expect_rev >= 0) {
+			/* Nothing under the prefix written or deleted after expect_rev. */
+			json_object_object_add(add_cmp(cmps, F.prefix, true, "MOD", "LESS"),
+					       "mod_revision",
+					       json_object_new_int64(expect_rev + 1));
+			json_object_object_add(add_cmp(cmps, F.changed_key, false, "MOD", "LESS"),
+					       "mod_revision",
+					       json_object_new_int64(expect_rev + 1));
+		}
+		json_object_object_add(txn, "compare", cmps);
+		json_object_object_add(txn, "success", json_object_get(ops));
+		json_object_object_add(txn, "failure", fail);
 		j->body = strdup(json_object_to_json_string_ext(txn, JSON_C_TO_STRING_PLAIN));
-	json_object_put(txn);
+		json_object_put(txn);
+	}
 	if (!j || !j->body) {
 		if (j)
 			free(j);
@@ -967,8 +1097,10 @@ static void writes_progress(struct daemon *d)
 	while ((j = done)) {
 		done = j->next;
 		if (j->failed) {
-			snprintf(msg, sizeof(msg), "fleet: writing to etcd: %s (nothing written)",
-				 j->err);
+			snprintf(msg, sizeof(msg), "fleet: writing to etcd: %s (%s)", j->err,
+				 j->maybe_sent ? "its answer was lost: etcd may have committed it, "
+						 "see the revision in status"
+					       : "nothing written");
 			answer(d, j, msg);
 		} else if (!j->succeeded) {
 			snprintf(msg, sizeof(msg),
@@ -976,6 +1108,10 @@ static void writes_progress(struct daemon *d)
 				 "(it is at %" PRId64 " now): nothing written",
 				 j->rev);
 			answer(d, j, msg);
+		} else if (j->noop) {
+			/* Nothing written: nothing to wait for. */
+			j->rev = (int64_t)d->reg->fleet_rev;
+			answer(d, j, NULL);
 		} else {
 			j->next = F.waiting;
 			F.waiting = j;
@@ -1135,6 +1271,9 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 	if (fleet_health_on(d))
 		F.hclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	snprintf(F.nodes_prefix, sizeof(F.nodes_prefix), "%s" FLEET_NODES, d->cfg.fleet_prefix);
+	snprintf(F.changed_key, sizeof(F.changed_key), "%s" FLEET_CHANGED, d->cfg.fleet_prefix);
+	snprintf(F.writes_key, sizeof(F.writes_key), "%s" FLEET_WRITES "%s", d->cfg.fleet_prefix,
+		 d->cfg.fleet_node);
 	F.map.rev = (int64_t)d->reg->fleet_rev;
 	fleet_tick(d);
 	F.src.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -6,8 +6,8 @@
  * array: its vip.add, then one backend.add per backend). A thread reads the
  * prefix at a revision and watches it from the next one (etcd_client.c);
  * each revision it sees is handed to the event loop as a whole desired
- * state, applied there as one transaction (flush, then every VIP) that a
- * refusal leaves unapplied. The revision applied goes into the state file,
+ * state, applied there as one transaction (as a difference to what is live:
+ * model/vip_sync.h) that a refusal leaves unapplied. The revision applied goes into the state file,
  * so a restart without etcd forwards with the last state.
  */
 #ifndef MAGLEVD_FLEET_H
@@ -22,6 +22,13 @@
 #define FLEET_VIPS "vips/"
 /* PREFIX nodes/NODE: each balancer's status, under a lease (gone when it is). */
 #define FLEET_NODES "nodes/"
+/* PREFIX changed: written by every maglevctl change (its id), so that
+ * --expect-revision sees a delete; PREFIX writes/NODE: this balancer's last
+ * write's id, so that a write sent again after a lost answer is not applied
+ * twice (fleet_write).
+ */
+#define FLEET_CHANGED "changed"
+#define FLEET_WRITES  "writes/"
 
 bool fleet_enabled(const struct daemon *d);
 /* Start the etcd thread (nothing when fleet_etcd is unset). */
@@ -40,9 +47,10 @@ void fleet_metrics(struct daemon *d, FILE *f);
  * validated result of applying it to the live registry. The VIPs it
  * changes go to etcd as one txn (puts and deletes of their keys; with
  * expect_rev >= 0, only if nothing under the prefix changed after that
- * revision). The client's answer is deferred until the txn committed and
- * this balancer applied its revision. 1: nothing to write (no VIP
- * changed); 0: deferred; -1 with err.
+ * revision, deletes included). The client's answer is deferred until the
+ * txn committed and this balancer applied its revision (with expect_rev
+ * and nothing to write: until etcd checked the revision). 1: nothing to
+ * write (no VIP changed); 0: deferred; -1 with err.
  */
 int fleet_write(struct daemon *d, const struct registry *next, int64_t expect_rev, char *err,
 		size_t errlen);
@@ -50,9 +58,10 @@ int fleet_write(struct daemon *d, const struct registry *next, int64_t expect_re
 /*
  * Apply a whole desired state (requests.c): reqs, an array of vip.add and
  * backend.add requests, replaces every VIP in one transaction recorded as
- * revision rev. keep_same: if that holds what is live already, change
- * nothing, not even the revision (1). 0, or -1 with err saying why
- * (nothing changed).
+ * revision rev, applied as a difference to what is live (model/vip_sync.h):
+ * only the VIPs that differ are changed and rebuilt. keep_same: if that
+ * holds what is live already, change nothing, not even the revision (1).
+ * 0, or -1 with err saying why (nothing changed).
  */
 int ctl_apply_desired(struct daemon *d, json_object *reqs, uint64_t rev, bool keep_same, char *err,
 		      size_t errlen);
