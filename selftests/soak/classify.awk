@@ -7,6 +7,8 @@
 # than the second-chance window (SC_MS) with none since. Connections that never opened
 # (refused, timeout) are allowed only while a backend dies or a route moves,
 # for SETTLE_MS after it (plus the client's 5 s connect timeout).
+# A connection's first answer ("first") must come from a backend usable at
+# some time in the SETTLE_MS before it: else NEW-FLOW-TO-DEAD.
 # Variables: SC_MS, SETTLE_MS.
 function add(arr, key, t) { arr[key] = arr[key] " " t }
 # any time of list in [lo, hi]
@@ -17,10 +19,41 @@ function within(list, lo, hi,    n, a, i) {
 			return 1
 	return 0
 }
+# The last time of list at or before t, 0 if none.
+function last_before(list, t,    n, a, i, m) {
+	n = split(list, a, " ")
+	m = 0
+	for (i = 1; i <= n; i++)
+		if (a[i] <= t && a[i] > m)
+			m = a[i]
+	return m
+}
+# Whether backend b of VIP v took the new flow of time T by design: usable
+# (in the VIP, not drained, not stopped) at some time in [T - SETTLE_MS, T].
+function first_ok(v, b, T,    lo, j, d, u) {
+	lo = T - SETTLE_MS
+	d = last_before(downs[b], T)
+	u = last_before(ups[b], T)
+	if (d > u && d < lo)
+		return 0 # stopped since before the settling interval
+	for (j = nst[v]; j >= 1 && stt[v, j] > T; j--)
+		;
+	for (; j >= 1; j--) {
+		if (index("," stb[v, j] ",", "," b ":") && !match("," stb[v, j] ",", "," b ":[0-9]+:1,"))
+			return 1
+		if (stt[v, j] < lo)
+			break
+	}
+	return j < 1 # before the first state written: nothing known
+}
 FNR == NR {
 	t = $1
 	if ($2 == "bedown" || $2 == "beup") {
 		add(died, $3, t)
+		if ($2 == "bedown")
+			add(downs, $3, t)
+		else
+			add(ups, $3, t)
 		# a health change changes the tables of the VIPs that have it
 		for (v in bes)
 			if (index("," bes[v] ",", "," $3 ":"))
@@ -47,6 +80,9 @@ FNR == NR {
 			add(changed, v, t)
 		}
 		bes[v] = nb
+		nst[v]++
+		stt[v, nst[v]] = t
+		stb[v, nst[v]] = nb
 	} else if ($2 ~ /^(annoff|annon|birdrestart|lbkill|lbstart|connlost|hold|unhold)$/) {
 		add(moved, "x", t)
 	}
@@ -56,7 +92,9 @@ FNR == NR {
 	client = $1; v = $2; sc = $3
 	T = $5; kind = $6; be = $11
 	cls = "UNEXPLAINED"
-	if (kind == "lost") {
+	if (kind == "first") {
+		cls = first_ok(v, be, T) ? "new" : "NEW-FLOW-TO-DEAD"
+	} else if (kind == "lost") {
 		cls = "lost"
 	} else if (kind == "refused" || kind == "timeout" || be == "-") {
 		lo = T - SETTLE_MS - 6000

@@ -26,12 +26,13 @@
 #  1. every broken connection is explained: its backend died or was deleted
 #     (or drained), or its VIP has no second chance and its table changed, or
 #     the change was older than the second-chance window;
-#  2. each balancer's datapath, read back from its pinned maps (the live
+#  2. each balancer's datapath (every 3 s), read back from its pinned maps (the live
 #     table through maglevctl table, the backend entries with bpftool), equals
 #     its registry; balancers at one revision hold identical tables;
 #  3. no announced route is withdrawn while the balancer forwards the VIP and
 #     is not in maintenance (ip monitor route on each announce table);
-#  4. after a settling interval no new connection fails (refused, timed out);
+#  4. after a settling interval no new connection fails (refused, timed out)
+#     and none is answered by a backend that is down, deleted or drained;
 #  5. maglevd's RSS and fds, the connection tables and etcd stay bounded;
 # and every etcd write is live on all three balancers within CONVERGE_S unless
 # a fault on that balancer explains it. The end prints the table of faults,
@@ -79,7 +80,7 @@ violation() { # violation KIND TEXT
 # The fault log: "MS KIND ARGS", read by the classification of breaks.
 flog() { echo "$(now_ms) $*" >>"$TOPO_DIR/faults.log"; }
 
-e2e_plan 8
+e2e_plan 10
 topo_init
 topo_up -b 6 -l 3
 topo_servers_start
@@ -154,14 +155,16 @@ vip_value() {
 }
 WRITES=0
 PENDING=() # "T0_MS REV" of writes whose convergence is still measured
+declare -A LASTCHG=() # VIP: when its backends last changed (ms)
 CONV=()    # ms from a write to live on all three (polled every 50 ms)
 CONVT=()   # the same, for writes seen live only at a tick (bursts, held swaps)
 FASTPOLL=0
-# conv_poll T0 REV: poll the three balancers every 50 ms (2 s at most) until
-# all applied REV; its time goes to CONV. 1 when not yet (the ticks go on).
+# conv_poll T0 REV: poll the three balancers every 50 ms until they
+# all applied REV (1 s at most, not to hold up the schedule); its time goes
+# to CONV. 1 when not yet (the ticks go on).
 conv_poll() {
 	local s k rv at lat now
-	for _ in $(seq 40); do
+	for _ in $(seq 20); do
 		s=$(statuses)
 		now=$(now_ms)
 		if [ "$(awk -v r="$2" '$2 >= r {n++} END {print n + 0}' <<<"$s")" = 3 ]; then
@@ -189,6 +192,7 @@ put_vip() {
 		return 1
 	fi
 	WRITES=$((WRITES + 1))
+	LASTCHG[$1]=$t
 	flog table "$1" "rev=$r" "bes=${VBES[$1]// /,}"
 	[ "$FASTPOLL" = 1 ] && [ ${#LBDOWN[@]} = 0 ] && [ ${#HOLD[@]} = 0 ] && conv_poll "$t" "$r" && return 0
 	PENDING+=("$t $r")
@@ -221,6 +225,9 @@ done
 topo_bg router routes ip -ts monitor route
 for k in 1 2 3; do topo_bg "lb$k" "announce$k" ip -ts monitor route; done
 st() { topo_ctl "$1" -j status 2>/dev/null; }
+# ctl K ARGS...: maglevctl straight to balancer K's socket (no namespace
+# switch: the checks call it often).
+ctl() { MAGLEV_SOCKET=$TOPO_DIR/lb$1.sock "$TOPO_MAGLEVCTL" "${@:2}" 2>/dev/null; }
 all_hops() {
 	local v
 	for v in 192.0.2.10 192.0.2.11 192.0.2.12 2001:db8:f::10; do
@@ -280,7 +287,7 @@ while [ $t -lt $end_faults ]; do
 	lbkill) sched+=("$((t + 2 + b % 5)) $id undo-lbkill") ;;
 	annoff) sched+=("$((t + 3 + b % 6)) $id undo-annoff") ;;
 	etcdkill | etcdpart) sched+=("$((t + 4 + b % 8)) $id undo-$k") ;;
-	hold) sched+=("$((t + 2)) $id undo-bekill" "$((t + 4 + b % 3)) $id undo-hold") ;;
+	hold) sched+=("$((t + 3)) $id undo-bekill" "$((t + 6 + b % 3)) $id undo-hold") ;;
 	esac
 	t=$((t + 2 + RANDOM % 5))
 done
@@ -293,7 +300,13 @@ declare -A BEDOWN=() LBDOWN=() EOUT=() ANNOFF=() HOLD=() TGT=() FAULTS=()
 NSKIP=0
 count() { FAULTS[$1]=$((${FAULTS[$1]:-0} + 1)); }
 has_be() { [[ " ${VBES[$1]} " == *" $2:"* ]]; }
+# a backend's health changes the tables of the VIPs that have it
+be_changed() {
+	local v
+	for v in "${VIPS[@]}"; do has_be "$v" "b$1" && LASTCHG[$v]=$(now_ms); done
+}
 be_stop() {
+	be_changed "$1"
 	flog bedown "b$1"
 	topo_server_stop "$1"
 	BEDOWN[$1]=1
@@ -301,6 +314,7 @@ be_stop() {
 be_start() {
 	topo_server_start "$1"
 	unset "BEDOWN[$1]"
+	be_changed "$1"
 	flog beup "b$1"
 }
 ndown() { echo "${#BEDOWN[@]}"; }
@@ -401,14 +415,16 @@ run_fault() { # run_fault ID KIND A B
 		done
 		FASTPOLL=1 ;;
 	lbkill)
-		[ ${#LBDOWN[@]} = 0 ] || { NSKIP=$((NSKIP + 1)); return; }
 		k=$((a % 3 + 1))
+		# one balancer down at a time, and not one whose swaps are held
+		[ ${#LBDOWN[@]} = 0 ] && [ -z "${HOLD[$k]:-}" ] || { NSKIP=$((NSKIP + 1)); return; }
 		TGT[$id]=$k
 		count lbkill
 		say "fault: SIGKILL maglevd on lb$k"
 		flog lbkill "lb$k"
-		topo_lb_kill "$k" KILL
-		LBDOWN[$k]=1 ;;
+		topo_lb_kill "$k" KILL 2>/dev/null # (no job notice)
+		LBDOWN[$k]=1
+		for v in "${VIPS[@]}"; do unset "PREV[$k $v]"; done ;;
 	undo-lbkill)
 		k=${TGT[$id]:-}
 		[ -n "$k" ] || return
@@ -514,15 +530,17 @@ run_fault() { # run_fault ID KIND A B
 		say "fault: change on $v, then lb$k's connection table lost"
 		tbl_change $((a / 2)) "$v"
 		sleep 0.5
+		# what the datapath carries now: previous owners of changed slots
+		m=$(ctl "$k" -j table "$v" | jq .prev_slots)
 		i=$(python3 selftests/e2e/conn_flush.py "$TOPO_DIR/bpffs/lb$k/maglev_conns")
 		flog connlost "lb$k"
-		say "  ... lb$k forgot $i flows" ;;
+		say "  ... lb$k forgot $i flows; its live table of $v carried ${m:-?} previous owners" ;;
 	esac
 }
 
 # ---- invariants ------------------------------------------------------------------
 declare -A EVSEEN=() MISS=() CLS=() ANNSEEN=() DIGBAD=()
-NEV=0 NUNEXPL=0 NCONNFAIL=0 NLOST=0 NBROKEN=0 NEXPL=0 NWITHDRAW=0
+NEV=0 NNEW=0 NUNEXPL=0 NCONNFAIL=0 NLOST=0 NBROKEN=0 NEXPL=0 NWITHDRAW=0
 CONV_EXPL=0 CONV_FAIL=0
 RSS_PEAK=0 FD_PEAK=0 EDB_PEAK=0
 # 1 and 4: the clients' events at least 2 s old (their faults are logged).
@@ -541,10 +559,12 @@ check_events() {
 		"$TOPO_DIR/faults.log" "$TOPO_DIR/ev.pending")
 	while IFS=$'\t' read -r cls line; do
 		[ -n "$cls" ] || continue
-		echo "$cls	$line" >>"$TOPO_DIR/events.classified"
+		[ "$cls" = new ] || echo "$cls	$line" >>"$TOPO_DIR/events.classified"
 		NEV=$((NEV + 1))
 		CLS[$cls]=$((${CLS[$cls]:-0} + 1))
 		case $cls in
+		new) NNEW=$((NNEW + 1)) ;;
+		NEW-FLOW-TO-DEAD) violation new-flow-to-dead "$line" ;;
 		lost) NLOST=$((NLOST + 1)) ;;
 		connect-failed*) NCONNFAIL=$((NCONNFAIL + 1)) ;;
 		UNEXPLAINED)
@@ -584,9 +604,8 @@ check_announce() {
 statuses() {
 	local k
 	for k in 1 2 3; do
-		lb_alive "$k" || continue
-		st "$k" | jq -r --arg k "$k" '"\($k) \(.fleet.revision) \(.fleet.applied_at_ms) \(.vips_digest) \(.pid)"'
-	done
+		lb_alive "$k" && ctl "$k" -j status | jq -c --arg k "$k" '{k: $k} + .'
+	done | jq -r '"\(.k) \(.fleet.revision) \(.fleet.applied_at_ms) \(.vips_digest) \(.pid)"'
 }
 # Convergence: a write is live when all three balancers applied its revision.
 check_convergence() {
@@ -633,12 +652,12 @@ check_datapath() {
 	for k in 1 2 3; do
 		lb_alive "$k" && [ -z "${HOLD[$k]:-}" ] || continue
 		out=$({
-			for v in "${VIPS[@]}"; do topo_ctl "$k" -j table "$v"; done
+			for v in "${VIPS[@]}"; do ctl "$k" -j table "$v"; done
 			bpftool -j map dump pinned "$TOPO_DIR/bpffs/lb$k/maglev_backends"
 		} 2>/dev/null | jq -rs --arg k "$k" '
 			(.[-1] | map({key: (.formatted.key | tostring), value: .formatted.value.flags}) | from_entries) as $fl
 			| .[:-1][] | .vip as $v | .digest as $d
-			| "digest \($k) \($v) \($d)",
+			| "digest \($k) \($v) \($d)", "prev \($k) \($v) \(.prev_slots)",
 			  (if .other_slots > 0 then "bad \($k) \($v) \(.other_slots) slots name no backend of the VIP" else empty end),
 			  (.backends[] | ($fl[.index | tostring] // 0) as $f
 			   | if (.state == "up") != ($f == 1) or (.state == "down" and $f % 2 == 1) or
@@ -657,6 +676,7 @@ check_datapath() {
 				}
 				[ -n "${MISS[$rest]:-}" ] || MISS[$rest]=1 ;;
 			digest) echo "$rest" >>"$TOPO_DIR/digests.now" ;;
+			prev) check_prev $rest ;;
 			esac
 		done <<<"$out"
 	done
@@ -675,6 +695,20 @@ check_datapath() {
 		done
 	fi
 	rm -f "$TOPO_DIR/digests.now"
+}
+# 1, second chance: a second-chance VIP's live table keeps the previous owners
+# of its changed slots for second_chance_ms after its last change. Seen
+# dropped earlier (held before, none now) is a violation: the flows that
+# move meanwhile break.
+declare -A PREV=()
+check_prev() { # check_prev K VIP PREV_SLOTS
+	local age
+	[ "${VSC[$2]}" = 1 ] || return 0
+	age=$(($(now_ms) - ${LASTCHG[$2]:-0}))
+	if [ "${PREV[$1 $2]:-0}" -gt 0 ] && [ "$3" = 0 ] && [ $age -lt $((SC_MS - 2000)) ]; then
+		violation sc-dropped "lb$1 dropped the previous owners of $2 ${age} ms after its last change (second_chance_ms $SC_MS)"
+	fi
+	PREV[$1 $2]=$3
 }
 # 5: maglevd's memory and fds, etcd's database.
 check_resources() {
@@ -701,7 +735,10 @@ si=0
 LOOP0=$(now_ms)
 T0=$LOOP0 # the times printed from here on are the schedule's
 LAST_STATUS=$(statuses)
-for ((tick = 1; tick <= SOAK_SECONDS - 8; tick++)); do
+# A tick a second, on the wall clock: a slow check delays the next tick, never
+# the schedule (every fault whose second has come runs first).
+tick=0 last_dp=0 last_res=0
+while [ $tick -lt $((SOAK_SECONDS - 8)) ]; do
 	while [ $si -lt ${#SLINES[@]} ]; do
 		read -r ft fid fkind fa fb <<<"${SLINES[si]}"
 		[ -n "$ft" ] && [ "$ft" -le "$tick" ] || break
@@ -711,10 +748,11 @@ for ((tick = 1; tick <= SOAK_SECONDS - 8; tick++)); do
 	check_convergence
 	check_events
 	check_announce
-	[ $((tick % 2)) = 0 ] && check_datapath
-	[ $((tick % 10)) = 0 ] && check_resources
-	w=$((LOOP0 + tick * 1000 - $(now_ms)))
+	[ $((tick - last_dp)) -ge 3 ] && { check_datapath; last_dp=$tick; }
+	[ $((tick - last_res)) -ge 10 ] && { check_resources; last_res=$tick; }
+	w=$((LOOP0 + (tick + 1) * 1000 - $(now_ms)))
 	[ $w -gt 0 ] && sleep "$(printf '%d.%03d' $((w / 1000)) $((w % 1000)))"
+	tick=$((($(now_ms) - LOOP0) / 1000))
 done
 # Whatever is still out comes back; then 8 s to settle.
 for i in "${!BEDOWN[@]}"; do be_start "$i"; done
@@ -753,7 +791,7 @@ pct() { printf '%s\n' "${CONV[@]}" | sort -n | awk -v p="$1" '{a[NR] = $1} END {
 echo "# ==== soak: SOAK_SEED=$SOAK_SEED SOAK_SECONDS=$SOAK_SECONDS"
 echo "# faults by kind:"
 for k in "${!FAULTS[@]}"; do printf '#   %-12s %d\n' "$k" "${FAULTS[$k]}"; done | sort
-echo "#   (skipped: $NSKIP; they would have taken out a second balancer, etcd member or third backend)"
+echo "#   (skipped: $NSKIP; they would have taken out a second balancer, etcd member or third backend, or killed a held balancer)"
 echo "# connections opened $opened, broken $NBROKEN, explained $NEXPL, unexplained $((NBROKEN - NEXPL))"
 echo "#   failed to open $((NCONNFAIL + ${VKIND[new-flow-failed]:-0})) (while a backend died or a route moved: $NCONNFAIL), UDP answers lost $NLOST"
 for k in "${!CLS[@]}"; do printf '#   %-50s %d\n' "$k" "${CLS[$k]}"; done | sort
@@ -768,6 +806,12 @@ e2e_result $rc "clients: every client was answered ($replies requests, $opened c
 [ "$NUNEXPL" = 0 ]
 e2e_result $? "1, 4: every broken connection explained, no new flow failed after settling ($NBROKEN broken, $NUNEXPL unexplained)" \
 	"$(grep '^UNEXPLAINED' "$TOPO_DIR/events.classified" 2>/dev/null | head -20)"
+[ "${VKIND[new-flow-to-dead]:-0}" = 0 ]
+e2e_result $? "4: after $SETTLE_S s no new flow goes to a backend down, deleted or drained ($NNEW new flows, ${VKIND[new-flow-to-dead]:-0} to such a backend)" \
+	"$(grep '^NEW-FLOW-TO-DEAD' "$TOPO_DIR/events.classified" 2>/dev/null | head -20)"
+[ "${VKIND[sc-dropped]:-0}" = 0 ]
+e2e_result $? "1: second-chance VIPs keep their previous owners for the window (${VKIND[sc-dropped]:-0} dropped early)" \
+	"$(grep ' sc-dropped ' "$TOPO_DIR/violations" 2>/dev/null | head -10)"
 [ "${VKIND[datapath]:-0}" = 0 ] && [ "${VKIND[table-differs]:-0}" = 0 ]
 e2e_result $? "2: every datapath equals its registry, one revision one table (${VKIND[datapath]:-0} + ${VKIND[table-differs]:-0} violations)" \
 	"$(grep -E ' (datapath|table-differs) ' "$TOPO_DIR/violations" 2>/dev/null | head -10)"

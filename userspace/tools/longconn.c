@@ -19,9 +19,10 @@
  * break as it happens (wall-clock ms, so it can be matched against a fault
  * log):
  *   event MS KIND conn I SRC:SPORT backend NAME|-
- * with KIND reset, closed, error, timeout (never connected), refused,
- * switched (an answer from another backend than the connection's) or lost
- * (UDP: no answer in time).
+ * with KIND first (the connection's first answer: its backend), reset,
+ * closed, error, timeout (never connected), refused, switched (an answer
+ * from another backend than the connection's) or lost (UDP: no answer in
+ * time).
  *
  * Runs for DURATION seconds or until SIGTERM/SIGINT, then prints the report;
  * SIGUSR1 prints an interim one. Report lines:
@@ -294,6 +295,7 @@ static void conn_read(struct conn *c, int i, uint64_t now)
 		while ((r = reply_parse(c, i, name, &len)) == 1 && c->waiting) {
 			if (!c->backend[0]) {
 				strcpy(c->backend, name);
+				event(c, i, "first");
 			} else if (strcmp(c->backend, name)) {
 				switched++;
 				event(c, i, "switched");
