@@ -8,7 +8,8 @@
 # (refused, timeout) are allowed only while a backend dies or a route moves,
 # for SETTLE_MS after it (plus the client's 5 s connect timeout).
 # A connection's first answer ("first") must come from a backend usable at
-# some time in the SETTLE_MS before it: else NEW-FLOW-TO-DEAD.
+# some time in the SETTLE_MS before it, unless a balancer could not change
+# its datapath then (swaps held, maglevd killed): else NEW-FLOW-TO-DEAD.
 # Variables: SC_MS, SETTLE_MS.
 function add(arr, key, t) { arr[key] = arr[key] " " t }
 # any time of list in [lo, hi]
@@ -32,6 +33,12 @@ function last_before(list, t,    n, a, i, m) {
 # (in the VIP, not drained, not stopped) at some time in [T - SETTLE_MS, T].
 function first_ok(v, b, T,    lo, j, d, u) {
 	lo = T - SETTLE_MS
+	# a balancer that cannot change its datapath (swaps held, maglevd
+	# killed) forwards by its last table, by design
+	d = last_before(stops["x"], T)
+	u = last_before(resumes["x"], T)
+	if (d > u || (u && u >= lo))
+		return 1
 	d = last_before(downs[b], T)
 	u = last_before(ups[b], T)
 	if (d > u && d < lo)
@@ -84,6 +91,10 @@ FNR == NR {
 		stt[v, nst[v]] = t
 		stb[v, nst[v]] = nb
 	} else if ($2 ~ /^(annoff|annon|birdrestart|lbkill|lbstart|connlost|hold|unhold)$/) {
+		if ($2 == "hold" || $2 == "lbkill")
+			add(stops, "x", t)
+		if ($2 == "unhold" || $2 == "lbstart")
+			add(resumes, "x", t)
 		add(moved, "x", t)
 	}
 	next

@@ -38,7 +38,10 @@
 # a fault on that balancer explains it. The end prints the table of faults,
 # connections, requests, route changes and convergence (p50/p99/max).
 #
-# SOAK_SECONDS (default 600), SOAK_SEED (default 1). TAP output.
+# SOAK_SECONDS (default 600), SOAK_SEED (default 1); SOAK_FAULTS, a list of
+# fault kinds (bekill,flap,drain,tbl,burst,lbkill,reload,annoff,birdrestart,
+# etcdkill,etcdpart,connlost,hold,move), keeps only those; SOAK_KEEP=DIR
+# copies the logs there. TAP output.
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/e2e/lib.sh
 SOAK_SECONDS=${SOAK_SECONDS:-600}
@@ -272,6 +275,12 @@ RANDOM=$SOAK_SEED
 KINDS=(bekill bekill bekill flap flap drain drain tbl tbl tbl tbl tbl burst burst lbkill lbkill
 	reload annoff annoff birdrestart etcdkill etcdpart etcdpart connlost connlost hold hold
 	move move move)
+if [ -n "${SOAK_FAULTS:-}" ]; then # only these kinds (a control run, say)
+	keep=()
+	for k in "${KINDS[@]}"; do [[ ",${SOAK_FAULTS// /,}," == *",$k,"* ]] && keep+=("$k"); done
+	[ ${#keep[@]} -gt 0 ] || { echo "soak: SOAK_FAULTS names no fault kind of: ${KINDS[*]}" >&2; exit 2; }
+	KINDS=("${keep[@]}")
+fi
 sched=()
 t=8 id=0
 end_faults=$((SOAK_SECONDS - 20))
@@ -292,7 +301,7 @@ while [ $t -lt $end_faults ]; do
 	t=$((t + 2 + RANDOM % 5))
 done
 SCHED=$(printf '%s\n' "${sched[@]}" | sort -n -k1,1 -k2,2n)
-echo "# fault schedule, SOAK_SEED=$SOAK_SEED, SOAK_SECONDS=$SOAK_SECONDS ($id faults):"
+echo "# fault schedule, SOAK_SEED=$SOAK_SEED, SOAK_SECONDS=$SOAK_SECONDS${SOAK_FAULTS:+, SOAK_FAULTS=$SOAK_FAULTS} ($id faults):"
 echo "$SCHED" | sed 's/^/#   /'
 
 # ---- faults ----------------------------------------------------------------------
@@ -301,8 +310,10 @@ NSKIP=0
 count() { FAULTS[$1]=$((${FAULTS[$1]:-0} + 1)); }
 has_be() { [[ " ${VBES[$1]} " == *" $2:"* ]]; }
 # a backend's health changes the tables of the VIPs that have it
+LASTBE=0 # when a backend was last stopped or started (ms)
 be_changed() {
 	local v
+	LASTBE=$(now_ms)
 	for v in "${VIPS[@]}"; do has_be "$v" "b$1" && LASTCHG[$v]=$(now_ms); done
 }
 be_stop() {
@@ -539,7 +550,7 @@ run_fault() { # run_fault ID KIND A B
 }
 
 # ---- invariants ------------------------------------------------------------------
-declare -A EVSEEN=() MISS=() CLS=() ANNSEEN=() DIGBAD=()
+declare -A EVSEEN=() MISS=() CLS=() ANNSEEN=() DIGBAD=() DIGSIG=()
 NEV=0 NNEW=0 NUNEXPL=0 NCONNFAIL=0 NLOST=0 NBROKEN=0 NEXPL=0 NWITHDRAW=0
 CONV_EXPL=0 CONV_FAIL=0
 RSS_PEAK=0 FD_PEAK=0 EDB_PEAK=0
@@ -647,7 +658,7 @@ check_convergence() {
 # and one table per revision across the balancers. A difference must last
 # two checks in a row (a commit may be in flight).
 check_datapath() {
-	local k v out bad key revs
+	local k v out bad key revs sig
 	declare -A seen=()
 	for k in 1 2 3; do
 		lb_alive "$k" && [ -z "${HOLD[$k]:-}" ] || continue
@@ -681,18 +692,27 @@ check_datapath() {
 		done <<<"$out"
 	done
 	for key in "${!MISS[@]}"; do [ -n "${seen[$key]:-}" ] || unset "MISS[$key]"; done
-	# same revision, same tables
+	# Same revision, same tables: the same difference seen by three checks in
+	# a row (6 s), with no backend started or stopped for $SETTLE_S s (the
+	# balancers' checks and votes take their time).
 	revs=$(echo "$LAST_STATUS" | awk '{print $2}' | sort -u | wc -l)
-	if [ "$revs" = 1 ] && [ -s "$TOPO_DIR/digests.now" ]; then
+	if [ "$revs" = 1 ] && [ -s "$TOPO_DIR/digests.now" ] &&
+		[ $(($(now_ms) - LASTBE)) -gt $((SETTLE_S * 1000)) ]; then
 		for v in "${VIPS[@]}"; do
+			sig=$(awk -v v="$v" '$2 == v {printf "lb%s %s ", $1, $3}' "$TOPO_DIR/digests.now")
 			bad=$(awk -v v="$v" '$2 == v {print $3}' "$TOPO_DIR/digests.now" | sort -u | wc -l)
-			if [ "$bad" -gt 1 ]; then
+			if [ "$bad" -gt 1 ] && [ "$sig" = "${DIGSIG[$v]:-}" ]; then
 				DIGBAD[$v]=$((${DIGBAD[$v]:-0} + 1))
-				[ "${DIGBAD[$v]}" = 3 ] && violation table-differs "$v at one revision: $(awk -v v="$v" '$2 == v {printf "lb%s %s ", $1, $3}' "$TOPO_DIR/digests.now")"
+				[ "${DIGBAD[$v]}" = 3 ] && violation table-differs "$v at one revision: $sig"
+			elif [ "$bad" -gt 1 ]; then
+				DIGBAD[$v]=1
 			else
 				DIGBAD[$v]=0
 			fi
+			DIGSIG[$v]=$sig
 		done
+	else
+		DIGBAD=() DIGSIG=()
 	fi
 	rm -f "$TOPO_DIR/digests.now"
 }
