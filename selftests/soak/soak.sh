@@ -350,7 +350,7 @@ tbl_change() {
 	op=$(((a / 4) % 3))
 	for b in 1 2 3 4 5 6; do has_be "$v" "b$b" || cand+=("b$b"); done
 	[ ${#cand[@]} = 0 ] && op=1
-	list=(${VBES[$v]})
+	read -ra list <<<"${VBES[$v]}"
 	if [ $op = 1 ] && [ ${#list[@]} -le 3 ]; then op=0; fi
 	case $op in
 	0) VBES[$v]+=" $(pick $((a / 12)) "${cand[@]}"):1:0"
@@ -370,7 +370,7 @@ tbl_change() {
 	put_vip "$v"
 }
 set_drain() { # set_drain VIP bI 0|1
-	local w new= n wt dr
+	local w new='' n wt dr
 	for w in ${VBES[$1]}; do
 		IFS=: read -r n wt dr <<<"$w"
 		[ "$n" = "$2" ] && dr=$3
@@ -381,11 +381,12 @@ set_drain() { # set_drain VIP bI 0|1
 }
 lb_alive() { [ -z "${LBDOWN[$1]:-}" ]; }
 run_fault() { # run_fault ID KIND A B
-	local id=$1 kind=$2 a=${3:-0} b=${4:-0} i k m v
+	local id=$1 kind=$2 a=${3:-0} b=${4:-0} i k m v ups
 	case $kind in
 	bekill | flap)
 		[ "$(ndown)" -lt 2 ] || { NSKIP=$((NSKIP + 1)); return; }
-		i=$(pick "$a" $(up_backends)) || return
+		mapfile -t ups < <(up_backends)
+		i=$(pick "$a" "${ups[@]}") || return
 		TGT[$id]=$i
 		count "$kind"
 		say "fault: $kind b$i"
@@ -522,7 +523,8 @@ run_fault() { # run_fault ID KIND A B
 		tbl_change $(((b + 5) % 32768))
 		FASTPOLL=1
 		if [ "$(ndown)" -lt 2 ]; then
-			i=$(pick "$a" $(up_backends))
+			mapfile -t ups < <(up_backends)
+			i=$(pick "$a" "${ups[@]}")
 			TGT[$id]=$i
 			be_stop "$i"
 		fi ;;
@@ -620,12 +622,12 @@ statuses() {
 }
 # Convergence: a write is live when all three balancers applied its revision.
 check_convergence() {
-	local s now p t0 r k rv at lat keep=() all late
+	local s now p t0 r k rv at lat keep=() all
 	s=$(statuses)
 	now=$(now_ms)
 	for p in "${PENDING[@]}"; do
 		read -r t0 r <<<"$p"
-		all=1 late=0
+		all=1
 		for k in 1 2 3; do
 			rv=$(awk -v k=$k '$1 == k {print $2}' <<<"$s")
 			if [ -z "$rv" ] || [ "$rv" -lt "$r" ]; then all=0; fi
@@ -801,7 +803,7 @@ for p in "${PENDING[@]}"; do CONV_FAIL=$((CONV_FAIL + 1)); violation convergence
 
 # ---- the table ------------------------------------------------------------------------
 field() { e2e_field "$TOPO_DIR/$1.out" "$2"; }
-opened=0 replies=0 lost=0 rc=0
+opened=0 replies=0 rc=0
 for c in $CLIENTS; do
 	opened=$((opened + $(field $c opened))) replies=$((replies + $(field $c replies)))
 	[ "$(field $c replies)" -gt 0 ] || rc=1
