@@ -87,8 +87,12 @@ e2e_plan 10
 topo_init
 topo_up -b 6 -l 3
 topo_servers_start
+# Strict decap, as second chance needs (an open one sends nothing on): the
+# balancers' outer sources and the backends' own addresses.
+allow=("$TOPO_SRC4_PREFIX" "$TOPO_SRC6_PREFIX")
+for i in 1 2 3 4 5 6; do allow+=("$(topo_backend4 "$i")/32" "$(topo_backend6 "$i")/128"); done
 for i in 1 2 3 4 5 6; do
-	topo_decap_attach "$i"
+	topo_decap_strict "$i" "${allow[@]}"
 	topo_backend_tx "$i"
 done
 
