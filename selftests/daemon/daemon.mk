@@ -13,7 +13,8 @@ TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
 	selftests/daemon/daemon_announce.sh selftests/daemon/daemon_announce_frr.sh \
 	selftests/daemon/daemon_mtu_ipv6.sh selftests/daemon/daemon_operator.sh \
 	selftests/daemon/daemon_vip_set.sh selftests/daemon/daemon_second_chance.sh \
-	selftests/daemon/daemon_second_chance_fleet.sh selftests/daemon/daemon_vip_options.sh \
+	selftests/daemon/daemon_second_chance_fleet.sh selftests/daemon/daemon_second_chance_restart.sh \
+	selftests/daemon/daemon_vip_options.sh \
 	selftests/daemon/daemon_vip_options_fleet.sh \
 	selftests/daemon/daemon_loop_latency.sh selftests/daemon/daemon_drift.sh \
 	selftests/daemon/daemon_metrics_loop.sh selftests/daemon/daemon_upgrade.sh \

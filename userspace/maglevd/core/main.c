@@ -553,6 +553,7 @@ int main(int argc, char **argv)
 		goto fail_reg;
 	}
 	adopt_health(&d);
+	second_chance_adopt(&d);
 	{
 		/* Write everything the state holds: identical tables for an
 		 * unchanged seed, so established and new flows keep their backends.

@@ -58,6 +58,28 @@ const uint32_t *second_chance_prev(struct vip *v, const struct registry_ctx *ctx
 	return prev;
 }
 
+void second_chance_adopt(struct daemon *d)
+{
+	double now = now_ms();
+	uint32_t i, j, n;
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		struct vip *v = d->reg->vips[i];
+
+		if (!v || !v->second_chance || v->encap != MAGLEV_ENCAP_GUE ||
+		    maglev_dp_table_read_prev(d->dp, v->id, live_owner, live_prev))
+			continue;
+		for (j = n = 0; j < MAGLEV_TABLE_SIZE; j++)
+			n += live_prev[j] != 0;
+		if (!n)
+			continue;
+		v->sc_until_ms = now + (double)d->cfg.second_chance_ms;
+		log_info("second chance: VIP %u's live table carries %u previous owners: kept for "
+			 "another %llu ms",
+			 v->id, n, (unsigned long long)d->cfg.second_chance_ms);
+	}
+}
+
 void second_chance_tick(struct daemon *d)
 {
 	double now = now_ms();

@@ -26,6 +26,14 @@ struct daemon;
 const uint32_t *second_chance_prev(struct vip *v, const struct registry_ctx *ctx,
 				   const uint32_t *owner, uint32_t *prev);
 
+/*
+ * At start, before the first commit rewrites the tables: a second-chance
+ * VIP whose live table carries previous owners (a change shortly before
+ * maglevd stopped) gets a window again, so the rewrite keeps them. When the
+ * change was is not known: the window runs a full second_chance_ms from now.
+ */
+void second_chance_adopt(struct daemon *d);
+
 /* Swap in tables without previous owners for VIPs whose window ended. */
 void second_chance_tick(struct daemon *d);
 
