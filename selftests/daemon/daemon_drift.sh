@@ -141,6 +141,23 @@ ctl backend set $V4 198.51.100.2 --weight 2 || nok "backend set --weight back"
 record "$TDIR/w2"
 check "weight back: the digests of A again" same "$TDIR/a" "$TDIR/w2"
 
+# --- settings that change what leaves besides the table ------------------------
+# Encapsulation, GUE port, second chance and balance factor leave the table as
+# it is, but balancers that differ in them do not forward alike.
+vd() { ctl -j status | jq -r .vips_digest; }
+d0=$(vd)
+for set in "--encap gue" "--gue-port 7000" "--second-chance" "--balance-factor 1.5"; do
+	# shellcheck disable=SC2086 # the option and its value are words
+	ctl vip set $V4 $set >/dev/null || nok "vip set $set"
+	d1=$(vd)
+	check "vip set $V4 $set: the table digest stays, the all-VIPs digest changes" \
+		[ "$(vdigest $V4)" = "$(grep "^show $V4 " "$TDIR/a" | awk '{print $NF}')" -a "$d1" != "$d0" ]
+	d0=$d1
+done
+ctl vip set $V4 --balance-factor off --no-second-chance --encap ipip >/dev/null || nok "vip set back"
+check "the settings back: the all-VIPs digest of A again" \
+	[ "$(vd)" = "$(grep ^status "$TDIR/a" | cut -d' ' -f2)" ]
+
 # --- another seed: another fingerprint, every digest moves ---------------------
 sed -i 's/^seed .*/seed fedcba9876543210fedcba9876543210/' "$CONF"
 fresh || { nok "balancer C starts"; t_done; }

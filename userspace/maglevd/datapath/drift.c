@@ -72,9 +72,11 @@ static int cmp_vip(const void *a, const void *b)
 
 /*
  * FNV-1a over every VIP in canonical order (ctl_cmp_vip()) as its key
- * (family, 16 address bytes, port and protocol) and its table digest (8
- * bytes, big-endian): one value two balancers can compare for all their
- * VIPs at once.
+ * (family, 16 address bytes, port and protocol), its table digest (8 bytes,
+ * big-endian) and the settings that change what leaves the balancer besides
+ * the table: encapsulation, GUE port (big-endian), second chance, balance
+ * factor (thousandths, big-endian). One value two balancers can compare for
+ * all their VIPs at once.
  */
 uint64_t drift_vips_digest(const struct registry *r)
 {
@@ -88,7 +90,8 @@ uint64_t drift_vips_digest(const struct registry *r)
 	qsort(sorted, n, sizeof(*sorted), cmp_vip);
 	for (i = 0; i < n; i++) {
 		const struct maglev_vip_key *k = &sorted[i]->key;
-		uint8_t id[20 + 8];
+		const struct vip *v = sorted[i];
+		uint8_t id[20 + 8 + 8];
 		int j;
 
 		id[0] = k->family;
@@ -96,7 +99,13 @@ uint64_t drift_vips_digest(const struct registry *r)
 		memcpy(id + 17, &k->port, 2); /* network order already */
 		id[19] = k->proto;
 		for (j = 0; j < 8; j++)
-			id[20 + j] = (uint8_t)(sorted[i]->digest >> (56 - 8 * j));
+			id[20 + j] = (uint8_t)(v->digest >> (56 - 8 * j));
+		id[28] = v->encap;
+		id[29] = v->second_chance;
+		id[30] = (uint8_t)(v->gue_port >> 8);
+		id[31] = (uint8_t)v->gue_port;
+		for (j = 0; j < 4; j++)
+			id[32 + j] = (uint8_t)(v->balance_milli >> (24 - 8 * j));
 		h = fnv(h, id, sizeof(id));
 	}
 	return h;
