@@ -101,7 +101,25 @@ listen 198.51.100.32 80 || nok "listener on 198.51.100.32:80 again"
 check "one backend back: announced again" wait_route 192.0.2.30 yes 3
 
 # Maintenance: withdrawn while forwarding goes on; it lasts across a restart.
-ctl announce off >/dev/null
+# The marker must survive a power loss: the state directory is fsynced after
+# it is written (strace on maglevd sees an fsync of the directory's fd).
+if command -v strace >/dev/null; then
+	strace -f -p "$DPID" -e trace=openat,fsync -o "$TDIR/strace" 2>/dev/null &
+	ST=$!
+	# until strace traces every thread of maglevd
+	for _ in $(seq 60); do
+		! grep -h '^TracerPid:' /proc/"$DPID"/task/*/status 2>/dev/null | grep -q '	0$' && break
+		sleep 0.05
+	done
+	ctl announce off >/dev/null
+	kill -INT $ST 2>/dev/null
+	wait $ST 2>/dev/null
+	dfd=$(sed -n "s|.*openat(.*\"$(dirname "$STATE")\", O_RDONLY[^)]*O_DIRECTORY.*) = \([0-9]*\)\$|\1|p" "$TDIR/strace" | tail -n1)
+	check "announce off: the marker's directory is fsynced (fd ${dfd:-none})" \
+		bash -c "[ -n '$dfd' ] && grep -q 'fsync($dfd)' '$TDIR/strace'"
+else
+	ctl announce off >/dev/null
+fi
 check "announce off: every VIP withdrawn at once" \
 	bash -c "for i in \$(seq 20); do ! ip -n $NS_LB route show table $TABLE proto $PROTO 2>/dev/null | grep -q . && exit 0; sleep 0.05; done; exit 1"
 check "announce off: reason maintenance, marker file written" \

@@ -40,6 +40,7 @@
 #include <bpf/libbpf.h>
 
 #include "core/daemon.h"
+#include "core/durable.h"
 #include "core/log.h"
 #include "core/rtnl.h"
 
@@ -489,6 +490,8 @@ bool announce_grace(struct daemon *d)
 
 int announce_set(struct daemon *d, bool on, char *err, size_t errlen)
 {
+	int r;
+
 	if (!an.on) {
 		snprintf(err, errlen, "announcing is off: set announce_table in the config file");
 		return -EINVAL;
@@ -506,6 +509,12 @@ int announce_set(struct daemon *d, bool on, char *err, size_t errlen)
 	} else if (unlink(an.marker) && errno != ENOENT) {
 		snprintf(err, errlen, "cannot remove %s: %s", an.marker, strerror(errno));
 		return -errno;
+	}
+	/* A restart after a power loss must find the marker as it was left. */
+	r = durable_dir_of(an.marker);
+	if (r) {
+		snprintf(err, errlen, "cannot make %s durable: %s", an.marker, strerror(-r));
+		return r;
 	}
 	if (an.maintenance != !on)
 		log_info("announce: %s", on ? "on: announcing ready VIPs again"

@@ -11,6 +11,7 @@
 
 #include "model/balance.h"
 #include "json_get.h"
+#include "core/durable.h"
 #include "core/log.h"
 #include "maglev_table.h"
 #include "placement.h"
@@ -122,9 +123,9 @@ char *state_render(const struct registry *r, size_t *len)
 
 int state_write(const char *path, const char *text, size_t len, char *err, size_t errlen)
 {
-	char tmp[PATH_MAX], dirbuf[PATH_MAX];
+	char tmp[PATH_MAX];
 	size_t off = 0;
-	int fd, dfd, ret = 0;
+	int fd, ret = 0;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
 		snprintf(err, errlen, "state file path too long");
@@ -163,15 +164,12 @@ int state_write(const char *path, const char *text, size_t len, char *err, size_
 		return ret;
 	}
 	/* The rename is durable only once the directory is. */
-	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
-	dfd = open(dirname(dirbuf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		if (fsync(dfd)) {
-			ret = -errno;
-			snprintf(err, errlen, "fsync of state directory: %s", strerror(errno));
-		}
-		close(dfd);
-	}
+	ret = durable_dir_of(path);
+	/* (a directory that cannot be opened for it was never fsynced before either) */
+	if (ret == -EACCES || ret == -ENOENT)
+		ret = 0;
+	if (ret)
+		snprintf(err, errlen, "fsync of state directory: %s", strerror(-ret));
 	return ret;
 }
 
