@@ -241,6 +241,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	struct maglevd_config nc;
 	char e[512], e2[256], pending[sizeof(d->restart_pending)];
 	bool reseed, regroup, refail, resrc;
+	char new_state[sizeof(nc.state_file)];
 	size_t pending_n;
 	int i, r;
 
@@ -250,6 +251,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	/* Settings bound at start stay; name each that changed rather than
 	 * half-apply it. They wait for a restart (status, the reload's answer).
 	 */
+	snprintf(new_state, sizeof(new_state), "%s", nc.state_file);
 	pending_n = config_keep_restart_only(&nc, &d->cfg, pending, sizeof(pending));
 	if (pending_n)
 		log_warn("reload: %s changed in %s but take%s effect on restart only; keeping the "
@@ -257,9 +259,9 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 			 pending, d->config_path, pending_n == 1 ? "s" : "",
 			 pending_n == 1 ? "" : "s");
 	if (strstr(pending, "state_file"))
-		log_warn("reload: state_file changed: move %s to the new path before restarting "
+		log_warn("reload: state_file changed: move %s to %s before restarting "
 			 "(maglevd does not start without it while VIPs are live)",
-			 d->cfg.state_file);
+			 d->cfg.state_file, new_state);
 	/* A start with nc would refuse the state file of these VIPs. */
 	if (state_check_config(d->reg, &nc, e2, sizeof(e2))) {
 		snprintf(e, sizeof(e),
