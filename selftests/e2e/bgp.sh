@@ -34,24 +34,12 @@ topo_up -b 3 -l 3
 topo_servers_start
 for i in 1 2 3; do topo_decap_attach "$i"; done
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
+now_ms() { e2e_now_ms; }
 R() { ip -n "$(topo_ns router)" "$@"; }
 # wait_hops ADDR WANT SECONDS: until the router's next hops are WANT; the
 # time it took in WAITED (ms).
-wait_hops() {
-	local t0 end
-	t0=$(now_ms)
-	end=$((t0 + $3 * 1000))
-	while [ "$(now_ms)" -le $end ]; do
-		if [ "$(topo_hops "$1")" = "$2" ]; then
-			WAITED=$(($(now_ms) - t0))
-			return 0
-		fi
-		sleep 0.05
-	done
-	WAITED=-1
-	return 1
-}
+hops_are() { [ "$(topo_hops "$1")" = "$2" ]; }
+wait_hops() { e2e_until "$3" hops_are "$1" "$2"; }
 lb_packets() {
 	topo_ctl "$1" -j stats | jq '[.vips[] | .packets] | add // 0'
 }

@@ -48,6 +48,26 @@ e2e_require() {
 	done
 }
 
+e2e_now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# e2e_until SECONDS CMD...: poll CMD every 50 ms for SECONDS at most; the
+# time it took in WAITED (ms; -1 when it never succeeded).
+e2e_until() {
+	local t0 end
+	t0=$(e2e_now_ms)
+	end=$((t0 + $1 * 1000))
+	shift
+	while [ "$(e2e_now_ms)" -le $end ]; do
+		if "$@"; then
+			WAITED=$(($(e2e_now_ms) - t0))
+			return 0
+		fi
+		sleep 0.05
+	done
+	WAITED=-1
+	return 1
+}
+
 # e2e_count FILE BACKEND: flows flow-client saw answered by BACKEND.
 e2e_count() { awk -v b="$2" '$1 == "backend" && $2 == b {n = $3} END {print n + 0}' "$1"; }
 e2e_failed() { awk '$1 == "flows" {print $6}' "$1"; }

@@ -53,7 +53,8 @@ for f in usr/sbin/maglevd usr/bin/maglevctl usr/sbin/maglev-decap usr/lib/maglev
 	usr/share/man/man5/maglevd.conf.5.gz \
 	usr/share/bash-completion/completions/maglevctl usr/share/doc/maglev-lb/copyright \
 	usr/share/doc/maglev-lb/examples/maglevd.conf.example \
-	usr/share/doc/maglev-lb/examples/bird.conf usr/share/doc/maglev-lb/examples/frr.conf; do
+	usr/share/doc/maglev-lb/examples/bird.conf usr/share/doc/maglev-lb/examples/frr.conf \
+	usr/share/doc/maglev-lb/examples/keepalived.conf; do
 	grep -qx "$f" "$T/files" || miss="$miss $f"
 done
 [ -n "$miss" ] && diag "missing:$miss"
