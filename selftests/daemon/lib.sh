@@ -144,9 +144,11 @@ start_daemon() {
 	# shellcheck disable=SC2086 # DAEMON_PREFIX is words
 	nsenter --net="/run/netns/$NS_LB" ${DAEMON_PREFIX:-} "$MAGLEVD" -c "$CONF" >>"$DLOG" 2>&1 &
 	DPID=$!
-	# START_TIMEOUT_S: how long a start may take (a large state loads slower).
-	local i
-	for i in $(seq $((${START_TIMEOUT_S:-5} * 20))); do
+	# START_TIMEOUT_S: how long a start may take (a large state loads slower;
+	# in the TCG VM the verifier alone can take seconds: 30 there).
+	local i t=5
+	[ -n "${MAGLEV_IN_VM:-}" ] && t=30
+	for i in $(seq $((${START_TIMEOUT_S:-$t} * 20))); do
 		if ctl status >/dev/null 2>&1; then return 0; fi
 		kill -0 "$DPID" 2>/dev/null || break
 		sleep 0.05
