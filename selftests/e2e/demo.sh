@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . selftests/e2e/lib.sh
 e2e_require "$TOPO_TOOLS/flow-client" "$TOPO_TOOLS/longconn" "$TOPO_MAGLEVD" "$TOPO_MAGLEVCTL"
 command -v bird >/dev/null || e2e_skip_all "bird2 not installed (scripts/install-deps)"
-e2e_plan 8
+e2e_plan 9
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 scripts/demo >"$out" 2>&1
@@ -18,6 +18,8 @@ rc=$?
 e2e_result $rc "scripts/demo runs to the end (exit $rc)" "$(tail -20 "$out")"
 grep -q "^    b3's [0-9]* flows moved to b1 and b2; of the others, 0 moved\.$" "$out"
 e2e_result $? "step 5: only the removed backend's flows move" "$(grep -A8 '^5\.' "$out")"
+grep -q "b3 added back: 3000 of 3000 flows are on the same backend as in step 4" "$out"
+e2e_result $? "step 5: b3 added back, every flow on its step-4 backend again" "$(grep -A12 '^5\.' "$out")"
 grep -q "the 30 connections ended on schedule: 30 of 30 up to the end, 0 resets" "$out"
 e2e_result $? "step 6: the drained backend's connections all end on schedule" "$(grep -A12 '^6\.' "$out")"
 grep -Eq "table digest: lb1 ([0-9a-f]+), lb2 \1: same tables" "$out"

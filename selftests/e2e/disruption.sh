@@ -15,7 +15,11 @@ cd "$(dirname "$0")/../.." || exit 1
 e2e_require "$TOPO_TOOLS/flow-client" "$TOPO_TOOLS/longconn" "$TOPO_MAGLEVD" "$TOPO_MAGLEVCTL"
 
 e2e_plan 4
-e2e_lb_up -b 5
+# The replays reuse each tuple a second or more after its close: a SYN within
+# tcp_closed_timeout_ms of a close keeps the closed entry's backend (a
+# spoofed RST and SYN must not move a connection), so the replays measure
+# the table only once the closed entries have aged past it.
+e2e_lb_up -b 5 tcp_closed_timeout_ms 500
 vip=$TOPO_VIP4:80/tcp
 e2e_vip 1 "$vip" -- "$(topo_backend4 1)" "$(topo_backend4 2)" "$(topo_backend4 3)" "$(topo_backend4 4)"
 m=$TOPO_DIR/map
