@@ -10,7 +10,13 @@ e2e_require "$TOPO_MAGLEVD" "$TOPO_MAGLEVCTL"
 command -v wrk >/dev/null || e2e_skip_all "wrk not installed"
 
 e2e_plan 3
-e2e_lb_up -b 4
+# wrk's connection per request reuses each of its source ports about every
+# 1.5 s. A SYN within tcp_closed_timeout_ms of its tuple's close keeps the
+# closed entry's backend, a draining one too (a spoofed RST and SYN must not
+# move a live connection off it), so with the default 10 s the drained b4
+# kept taking reconnections and one was reset by its delete. 500 ms: b4
+# drains as an operator expects while the closing rule still holds.
+e2e_lb_up -b 4 tcp_closed_timeout_ms 500
 vip=$TOPO_VIP4:80/tcp
 b4=$(topo_backend4 4)
 e2e_vip 1 "$vip" -- "$(topo_backend4 1)" "$(topo_backend4 2)" "$(topo_backend4 3)"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Spoofed closes (issue 31 item 1): 30 long-lived TCP connections through the
 # balancer; an off-path sender who knows their tuples sends each one an RST
 # and then a SYN (raw packets from the client's namespace, sequence numbers

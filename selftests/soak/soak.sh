@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # The soak (issue 33): a whole fleet with real clients while a seeded
 # scheduler breaks its parts, and invariants checked all the time.
 #
