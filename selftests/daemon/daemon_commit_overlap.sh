@@ -76,14 +76,7 @@ check "V2's backends pass their checks" both_up
 both_routes() { wait_route 192.0.2.70 5 && wait_route 192.0.2.71 5; }
 check "both VIPs announced" both_routes
 
-MON=$TDIR/monitor.txt
-lbx ip monitor route >"$MON" 2>&1 &
-EXTRA_PIDS="$EXTRA_PIDS $!"
-for _ in $(seq 40); do
-	lbx ip route add blackhole 192.0.2.99/32 table 144 && lbx ip route del blackhole 192.0.2.99/32 table 144
-	grep -q 'table 144' "$MON" && break
-	sleep 0.05
-done
+route_monitor 144
 check "ip monitor route is running (it saw a route in another table)" grep -q 'table 144' "$MON"
 
 # --- item 1: two restores overlap ---------------------------------------------

@@ -106,14 +106,7 @@ reason() { ctl -j announce | jq -r --arg v "$1" '.announce.vips[] | select(.vip 
 has_route() { lbx ip route show table $TABLE proto $PROTO | grep -q "^blackhole $1 *$"; }
 for i in $(seq 100); do has_route 192.0.2.10 && break; sleep 0.05; done
 check "V is announced (route in table $TABLE)" has_route 192.0.2.10
-MON=$TDIR/monitor.txt
-lbx ip monitor route >"$MON" 2>&1 &
-EXTRA_PIDS="${EXTRA_PIDS:-} $!"
-for i in $(seq 40); do
-	lbx ip route add blackhole 192.0.2.99/32 table 146 && lbx ip route del blackhole 192.0.2.99/32 table 146
-	grep -q 'table 146' "$MON" && break
-	sleep 0.05
-done
+route_monitor 146
 check "ip monitor route is running (it saw a route in another table)" grep -q 'table 146' "$MON"
 W1=192.0.2.11:5000/udp
 W2=192.0.2.12:5000/udp

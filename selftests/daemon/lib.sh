@@ -88,6 +88,21 @@ jqt() { jq -e -s "length == 1 and (.[0] | $1)" "${@:2}"; }
 export -f jqt
 
 lbx() { ip netns exec "$NS_LB" "$@"; }
+# route_monitor TABLE: `ip monitor route` in the balancer's namespace, into
+# $MON, until the end of the test; returns once it has seen a probe route
+# added and deleted in TABLE (a table other than the one under test).
+route_monitor() {
+	MON=$TDIR/monitor.txt
+	lbx ip monitor route >"$MON" 2>&1 &
+	EXTRA_PIDS="${EXTRA_PIDS:-} $!"
+	for _ in $(seq 40); do
+		lbx ip route add blackhole 192.0.2.99/32 table "$1" &&
+			lbx ip route del blackhole 192.0.2.99/32 table "$1"
+		grep -q "table $1" "$MON" && return 0
+		sleep 0.05
+	done
+	return 1
+}
 clx() { ip netns exec "$NS_CL" "$@"; }
 ctl() { "$MAGLEVCTL" "$@"; }
 

@@ -180,6 +180,16 @@ const struct hc_field *hc_field_by_conf(const char *key)
 	return NULL;
 }
 
+const struct hc_field *hc_field_by_req(const char *member)
+{
+	size_t k;
+
+	for (k = 0; k < HC_NFIELDS; k++)
+		if (!strcmp(hc_fields[k].req, member))
+			return &hc_fields[k];
+	return NULL;
+}
+
 uint32_t hc_field_uint(const struct hc_params *p, const struct hc_field *f)
 {
 	const char *at = (const char *)p + f->off;

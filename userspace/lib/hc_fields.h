@@ -113,6 +113,8 @@ extern const struct hc_field hc_fields[HC_NFIELDS];
 const struct hc_field *hc_field_at(enum hc_order o, size_t i);
 /* The field whose maglevd.conf key is key, or NULL. */
 const struct hc_field *hc_field_by_conf(const char *key);
+/* The field whose control-request member is member, or NULL. */
+const struct hc_field *hc_field_by_req(const char *member);
 
 /* HCK_UINT: the value. */
 uint32_t hc_field_uint(const struct hc_params *p, const struct hc_field *f);

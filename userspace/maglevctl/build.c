@@ -47,17 +47,6 @@ static void hc_opt_defs(struct opt_def d[HC_NFIELDS + 1])
 	d[HC_NFIELDS] = (struct opt_def){NULL, 0, NULL, false};
 }
 
-/* Whether field is a health-check override (hc_fields[].req). */
-static bool is_hc_field(const char *field)
-{
-	size_t i;
-
-	for (i = 0; i < HC_NFIELDS; i++)
-		if (!strcmp(hc_fields[i].req, field))
-			return true;
-	return false;
-}
-
 /* The option called name in opts, then in more (NULL: none), or NULL. */
 static const struct opt_def *find_opt(const struct opt_def *opts, const struct opt_def *more,
 				      const char *name)
@@ -167,7 +156,7 @@ static json_object *parse_args(const char *cmd, int argc, char **argv, const str
 			return usage(e, "%s: --%s needs a value", cmd, name);
 		}
 		/* A check override set back to the configured default. */
-		if (!strcmp(val, "default") && is_hc_field(o->field)) {
+		if (!strcmp(val, "default") && hc_field_by_req(o->field)) {
 			json_object *defs;
 
 			if (!json_object_object_get_ex(req, "check_default", &defs)) {

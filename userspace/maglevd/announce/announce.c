@@ -81,7 +81,7 @@ struct vip_ann {
 static struct {
 	bool on;
 	uint32_t table, proto; /* as at start: a reload does not move the routes */
-	bool maintenance, stopping, warned_reload;
+	bool maintenance, stopping;
 	uint64_t stop_deadline_ms, next_resync_ms, retry_ms;
 	struct route routes[MAX_ROUTES]; /* in the kernel table, as last seen or made */
 	uint32_t nroutes;
@@ -421,13 +421,6 @@ void announce_tick(struct daemon *d)
 
 	if (!an.on)
 		return;
-	if (!an.warned_reload &&
-	    (d->cfg.announce_table != an.table || d->cfg.announce_protocol != an.proto)) {
-		an.warned_reload = true;
-		log_warn("announce: announce_table and announce_protocol take effect on restart "
-			 "only; keeping table %u protocol %u",
-			 an.table, an.proto);
-	}
 	check_attached(d);
 	applied = daemon_applied(d);
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {

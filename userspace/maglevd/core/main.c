@@ -338,10 +338,8 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	if (resrc) {
 		snprintf(d->reload_warning, sizeof(d->reload_warning),
 			 "the outer source prefix changed (src4_prefix, src6_prefix): backends "
-			 "whose "
-			 "decap is strict must allow it (maglev-decap set DEV --allow-src PREFIX) "
-			 "or "
-			 "they drop every packet and every check fails");
+			 "whose decap is strict must allow it (maglev-decap set DEV --allow-src "
+			 "PREFIX) or they drop every packet and every check fails");
 		log_warn("reload: %s", d->reload_warning);
 	}
 	log_info("configuration reloaded from %s%s%s", d->config_path,

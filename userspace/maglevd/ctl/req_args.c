@@ -22,17 +22,6 @@ int req_fail(struct req_err *e, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* key is a health-check override's request member (hc_fields.h). */
-static bool is_hc_key(const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < HC_NFIELDS; i++)
-		if (!strcmp(hc_fields[i].req, key))
-			return true;
-	return false;
-}
-
 /* Reject members other than the allowed ones ("cmd" always allowed). */
 static int check_keys(json_object *req, const char *const *allowed, bool hc, struct req_err *e)
 {
@@ -41,7 +30,7 @@ static int check_keys(json_object *req, const char *const *allowed, bool hc, str
 		const char *const *a;
 
 		(void)val;
-		if (!strcmp(key, "cmd") || (hc && is_hc_key(key)))
+		if (!strcmp(key, "cmd") || (hc && hc_field_by_req(key)))
 			continue;
 		for (a = allowed; *a; a++)
 			if (!strcmp(*a, key))

@@ -77,7 +77,7 @@ static const char *const vip_add_keys[] = {
 static int check_default(json_object *req, uint32_t *hc_set, bool *any_given, struct req_err *e)
 {
 	json_object *defs;
-	size_t i, j, n;
+	size_t i, n;
 
 	if (!json_object_object_get_ex(req, "check_default", &defs))
 		return 0;
@@ -86,11 +86,8 @@ static int check_default(json_object *req, uint32_t *hc_set, bool *any_given, st
 	n = json_object_array_length(defs);
 	for (i = 0; i < n; i++) {
 		const char *s = json_object_get_string(json_object_array_get_idx(defs, i));
-		const struct hc_field *f = NULL;
+		const struct hc_field *f = s ? hc_field_by_req(s) : NULL;
 
-		for (j = 0; s && j < HC_NFIELDS; j++)
-			if (!strcmp(hc_fields[j].req, s))
-				f = &hc_fields[j];
 		if (!f)
 			return req_fail(e, "check_default: '%.40s' is not a check option",
 					s ? s : "");
