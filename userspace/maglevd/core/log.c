@@ -73,17 +73,14 @@ void log_msg(enum log_level level, const char *fmt, ...)
  */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	va_list copy;
-	char line[256];
+	char line[1024];
 
 	if (level == LIBBPF_DEBUG)
 		return 0;
-	va_copy(copy, ap);
-	vsnprintf(line, sizeof(line), fmt, copy);
-	va_end(copy);
+	vsnprintf(line, sizeof(line), fmt, ap);
 	if (strstr(line, "Exclusivity flag on"))
 		return 0;
-	log_vmsg(level == LIBBPF_WARN ? LOG_WARN : LOG_DEBUG, fmt, ap);
+	log_msg(level == LIBBPF_WARN ? LOG_WARN : LOG_DEBUG, "%s", line);
 	return 0;
 }
 
