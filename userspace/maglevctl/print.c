@@ -276,6 +276,8 @@ void print_health(const struct ctl_opts *o, json_object *resp)
 	}
 }
 
+static void print_ranges(json_object *resp, const char *key, const char *head);
+
 void print_table(const struct ctl_opts *o, json_object *resp)
 {
 	json_object *arr;
@@ -299,9 +301,18 @@ void print_table(const struct ctl_opts *o, json_object *resp)
 		printf("second chance: %" PRId64 " slots carry their previous owner\n",
 		       jint(resp, "prev_slots"));
 	/* --dump: each run of slots with the same backend. */
-	n = arr_len(resp, "ranges", &arr);
+	print_ranges(resp, "ranges", "BACKEND");
+	print_ranges(resp, "prev_ranges", "PREVIOUS OWNER (second chance)");
+}
+
+static void print_ranges(json_object *resp, const char *key, const char *head)
+{
+	json_object *arr;
+	size_t i, n;
+
+	n = arr_len(resp, key, &arr);
 	if (n)
-		printf("\n%-13s %s\n", "SLOTS", "BACKEND");
+		printf("\n%-13s %s\n", "SLOTS", head);
 	for (i = 0; i < n; i++) {
 		json_object *r = json_object_array_get_idx(arr, i);
 		char slots[32];

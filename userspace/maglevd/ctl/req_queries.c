@@ -362,9 +362,10 @@ static void index_bes(const struct vip *v, bool fill)
 /*
  * The live table as runs of consecutive slots with the same backend, like
  * `cilium bpf lb maglev list`: [{"first","last","backend"}], backend null for
- * a slot naming no backend of v.
+ * a slot naming no backend of v. skip_zero leaves out runs of index 0: the
+ * second-chance column, where 0 means no previous owner.
  */
-static json_object *table_ranges(const struct vip *v, const uint32_t *table)
+static json_object *table_ranges(const struct vip *v, const uint32_t *table, bool skip_zero)
 {
 	json_object *arr = json_object_new_array();
 	char name[CTL_ADDR_STRLEN];
@@ -377,6 +378,10 @@ static json_object *table_ranges(const struct vip *v, const uint32_t *table)
 
 		if (i < MAGLEV_TABLE_SIZE && table[i] == table[first])
 			continue;
+		if (skip_zero && !table[first]) {
+			first = i;
+			continue;
+		}
 		b = be_of_idx[table[first]];
 		ro = json_object_new_object();
 		json_object_object_add(ro, "first", json_object_new_int64(first));
@@ -425,8 +430,11 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 		}
 	}
 	o = req_ok_reply();
-	if (dump)
-		json_object_object_add(o, "ranges", table_ranges(v, live_table));
+	if (dump) {
+		json_object_object_add(o, "ranges", table_ranges(v, live_table, false));
+		/* Who keeps a slot's flows for the second-chance window. */
+		json_object_object_add(o, "prev_ranges", table_ranges(v, live_prev, true));
+	}
 	ctl_format_vip(&v->key, name, sizeof(name));
 	json_object_object_add(o, "vip", json_object_new_string(name));
 	json_object_object_add(o, "size", json_object_new_int64(MAGLEV_TABLE_SIZE));
