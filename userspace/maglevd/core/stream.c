@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -31,6 +32,12 @@ static void out_release(struct stream *s)
 		s->shared = NULL;
 	} else {
 		free(s->out);
+		/* A large answer (table --dump: tens of thousands of ranges) leaves
+		 * its JSON tree's small blocks free in the heap; give them back so
+		 * RSS stays bounded however often an operator dumps.
+		 */
+		if (s->out_len > (64u << 10))
+			malloc_trim(0);
 	}
 	s->out = NULL;
 }

@@ -5,7 +5,6 @@
  * or a member of the configured control group.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
@@ -64,11 +63,6 @@ static void ctl_answer(struct daemon *d, int fd, const char *in, size_t len, cha
 		*out_len = n + 1;
 	}
 	json_object_put(resp);
-	/* A large answer (table --dump: ~50,000 ranges) leaves tens of MB of
-	 * freed small blocks in the heap; give them back so RSS stays bounded.
-	 */
-	if (n > (1u << 20))
-		malloc_trim(0);
 	log_debug("control request handled in %llu us", (unsigned long long)(mono_us() - t0));
 }
 
