@@ -93,7 +93,8 @@ static void maglev_gue_push(struct sk_buff *skb, u32 params, u32 fold, u8 inner_
 	gh = skb_push(skb, sizeof(*gh));
 	gh->ver_c_hlen = prev ? MAGLEV_GUE_PREV_WORDS : 0;
 	gh->proto = inner_proto;
-	gh->flags = prev ? htons(MAGLEV_GUE_F_PREV) : 0;
+	/* Private data needs no flag, and fou drops any but P (maglev_gue.h). */
+	gh->flags = 0;
 	uh = skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
 	uh->source = htons(MAGLEV_GUE_SPORT(fold));
