@@ -4,7 +4,7 @@ KMOD_TEST_DIR := $(BUILD)/selftests/kmod
 KMOD_TESTS := $(KMOD_TEST_DIR)/kmod_netlink $(KMOD_TEST_DIR)/kmod_forward \
 	$(KMOD_TEST_DIR)/kmod_xdp_diff $(KMOD_TEST_DIR)/kmod_unload
 KMOD_TESTS += $(KMOD_TEST_DIR)/kmod_nl_fuzz $(KMOD_TEST_DIR)/kmod_second
-KMOD_TESTS += $(KMOD_TEST_DIR)/kmod_bounded
+KMOD_TESTS += $(KMOD_TEST_DIR)/kmod_bounded $(KMOD_TEST_DIR)/kmod_too_big
 KMOD_TEST_DEPS := selftests/kmod/kmod_util.h selftests/kmod/kmod_pkt.h \
 	userspace/lib/slowpath_nl.c userspace/lib/slowpath_nl.h \
 	include/maglev_genl.h include/maglev_gue.h include/maglev_hash.h include/maglev_maps.h $(KSELFTEST_H)

@@ -62,14 +62,7 @@ static uint64_t g_rand;
 
 static struct maglev_vip_key vip_key_of(int v)
 {
-	struct maglev_vip_key k = {
-		.family = vips[v].family,
-		.proto = vips[v].proto,
-		.port = htons(KMOD_VIP_PORT),
-	};
-
-	inet_pton(vips[v].family == MAGLEV_AF_INET ? AF_INET : AF_INET6, vips[v].addr, k.addr);
-	return k;
+	return kmod_vip_key(vips[v].family, vips[v].addr, vips[v].proto);
 }
 
 /* Owners cycle over the three backends; every other slot has a previous
@@ -105,14 +98,7 @@ static const struct sc_vip dvips[] = {
 
 static struct maglev_vip_key dvip_key_of(int v)
 {
-	struct maglev_vip_key k = {
-		.family = dvips[v].family,
-		.proto = dvips[v].proto,
-		.port = htons(KMOD_VIP_PORT),
-	};
-
-	inet_pton(dvips[v].family == MAGLEV_AF_INET ? AF_INET : AF_INET6, dvips[v].addr, k.addr);
-	return k;
+	return kmod_vip_key(dvips[v].family, dvips[v].addr, dvips[v].proto);
 }
 
 /* mlk-d behind lb4 of the balancer: addresses, the VIPs on lo, and the
@@ -340,20 +326,7 @@ static void pick_flow(int v, int want_prev, struct maglev_flow_key *f, uint32_t 
 	struct maglev_vip_key key = vip_key_of(v);
 
 	do {
-		memset(f, 0, sizeof(*f));
-		f->family = key.family;
-		f->proto = key.proto;
-		memcpy(f->dst, key.addr, sizeof(f->dst));
-		if (f->family == MAGLEV_AF_INET) {
-			f->src[0] = htonl(0xc6336480 | (kmod_rand(&g_rand) & 0x7f));
-		} else {
-			f->src[0] = htonl(0x20010db8);
-			f->src[1] = htonl(0x000c0000);
-			f->src[2] = (uint32_t)kmod_rand(&g_rand);
-			f->src[3] = (uint32_t)kmod_rand(&g_rand);
-		}
-		f->sport = htons(1024 + kmod_rand(&g_rand) % 60000);
-		f->dport = htons(KMOD_VIP_PORT);
+		kmod_client_flow(&key, &g_rand, f);
 		*own = vips[v].base + kmod_expected_pick(&g_seed, f, g_owner, TABLE_SIZE);
 		*prv = kmod_expected_pick(&g_seed, f, g_prev, TABLE_SIZE);
 	} while (!*prv != !want_prev);
