@@ -49,6 +49,12 @@ struct maglev_gue_hdr {
 /* First byte of the private data: a struct maglev_gue_prev follows. */
 #define MAGLEV_GUE_PREV_TYPE 0x53 /* 'S' */
 
+/* The flags of the first encoding (the same fields after GUE flags 0x0001),
+ * which balancers before issue 31 item 4 send: the decap program still
+ * reads it, so backends can be upgraded before balancers.
+ */
+#define MAGLEV_GUE_F_PREV_OLD 0x0001
+
 struct maglev_gue_prev {
 	__u8 type;
 	__u8 family;

@@ -736,6 +736,29 @@ TEST_F(decap, sent_on_keeps_udp_checksum)
 	EXPECT_EQ(2, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
 }
 
+/* A balancer of the first encoding (GUE flags 0x0001, before issue 31 item
+ * 4) still gets second chance from an upgraded backend: its packet that no
+ * socket claims is sent on, the flag kept.
+ */
+TEST_F(decap, old_encoding_still_sent_on)
+{
+	struct flow f = self->f4;
+	uint8_t in[512];
+	struct run_result r;
+	size_t n;
+
+	fleet_strict(_metadata, self);
+	f.sport = 40008;
+	n = gue_frame(in, &f, 0x10, BE1, BE2);
+	put16(in + OFF_UDP + 8 + 2, MAGLEV_GUE_F_PREV_OLD);
+	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
+	ASSERT_EQ(XDP_TX, r.action);
+	EXPECT_EQ(0, memcmp(r.out + OFF_IP + 16, BE2, 4));
+	EXPECT_EQ(MAGLEV_GUE_F_PREV_OLD, get16(r.out + OFF_UDP + 8 + 2));
+	EXPECT_EQ(0, r.out[OFF_PREV + 1]);
+	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+}
+
 /* Strict mode (include/maglev_decap.h) keeps second chance working when the
  * backends' prefix is allowed beside the balancer's: sent on by backend 1,
  * taken by backend 2 (both this namespace here) from backend 1's address.
