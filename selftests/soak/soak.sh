@@ -163,7 +163,6 @@ vip_value() {
 }
 WRITES=0
 PENDING=() # "T0_MS REV" of writes whose convergence is still measured
-declare -A LASTCHG=() # VIP: when its backends last changed (ms)
 CONV=()    # ms from a write to live on all three (polled every 50 ms)
 CONVT=()   # the same, for writes seen live only at a tick (bursts, held swaps)
 FASTPOLL=0
@@ -200,7 +199,6 @@ put_vip() {
 		return 1
 	fi
 	WRITES=$((WRITES + 1))
-	LASTCHG[$1]=$t
 	flog table "$1" "rev=$r" "bes=${VBES[$1]// /,}"
 	[ "$FASTPOLL" = 1 ] && [ ${#LBDOWN[@]} = 0 ] && [ ${#HOLD[@]} = 0 ] && conv_poll "$t" "$r" && return 0
 	PENDING+=("$t $r")
@@ -317,9 +315,7 @@ has_be() { [[ " ${VBES[$1]} " == *" $2:"* ]]; }
 # a backend's health changes the tables of the VIPs that have it
 LASTBE=0 # when a backend was last stopped or started (ms)
 be_changed() {
-	local v
 	LASTBE=$(now_ms)
-	for v in "${VIPS[@]}"; do has_be "$v" "b$1" && LASTCHG[$v]=$(now_ms); done
 }
 be_stop() {
 	be_changed "$1"
@@ -565,9 +561,9 @@ declare -A EVSEEN=() MISS=() CLS=() ANNSEEN=() DIGBAD=() DIGSIG=()
 NEV=0 NNEW=0 NUNEXPL=0 NCONNFAIL=0 NLOST=0 NBROKEN=0 NEXPL=0 NWITHDRAW=0
 CONV_EXPL=0 CONV_FAIL=0
 RSS_PEAK=0 FD_PEAK=0 EDB_PEAK=0
-# 1 and 4: the clients' events at least 2 s old (their faults are logged).
+# 1 and 4: the clients' events at least 3 s old (their faults are logged).
 check_events() {
-	local c f n new lim=$(($(now_ms) - 2000)) out cls line
+	local c f n new lim=$(($(now_ms) - 3000)) out cls line
 	: >"$TOPO_DIR/ev.pending"
 	for c in $CLIENTS; do
 		f=$TOPO_DIR/$c.out
@@ -582,7 +578,7 @@ check_events() {
 	while IFS=$'\t' read -r cls line; do
 		[ -n "$cls" ] || continue
 		[ "$cls" = UNEXPLAINED ] && slot_explain "$line" &&
-			cls="slot changed twice in the second-chance window"
+			cls="slot no longer keeps its backend (changed twice, or changed before the window)"
 		[ "$cls" = new ] || echo "$cls	$line" >>"$TOPO_DIR/events.classified"
 		NEV=$((NEV + 1))
 		CLS[$cls]=$((${CLS[$cls]:-0} + 1))
@@ -732,13 +728,16 @@ check_datapath() {
 # 1, second chance: a second-chance VIP's live table keeps the previous owners
 # of its changed slots for second_chance_ms after its last change. Seen
 # dropped earlier (held before, none now) is a violation: the flows that
-# move meanwhile break.
-declare -A PREV=()
+# move meanwhile break. The last change is the balancer's own (its live
+# owners' digest, as sample_slots saw it change): with health_scope fleet a
+# backend's stop or start changes the tables only if the fleet's verdict
+# flips, so the soak's own times of faults cannot tell.
+declare -A PREV=() OWNCHG=()
 check_prev() { # check_prev K VIP PREV_SLOTS
 	local age
-	[ "${VSC[$2]}" = 1 ] || return 0
-	age=$(($(now_ms) - ${LASTCHG[$2]:-0}))
-	if [ "${PREV[$1 $2]:-0}" -gt 0 ] && [ "$3" = 0 ] && [ $age -lt $((SC_MS - 2000)) ]; then
+	[ "${VSC[$2]}" = 1 ] && [ -n "${OWNCHG[$1 $2]:-}" ] || return 0
+	age=$(($(now_ms) - ${OWNCHG[$1 $2]}))
+	if [ "${PREV[$1 $2]:-0}" -gt 0 ] && [ "$3" = 0 ] && [ $age -lt $((SC_MS - 3000)) ]; then
 		violation sc-dropped "lb$1 dropped the previous owners of $2 ${age} ms after its last change (second_chance_ms $SC_MS)"
 	fi
 	PREV[$1 $2]=$3
@@ -761,6 +760,9 @@ sample_slots() {
 			[ "${VSC[$v]}" = 1 ] || continue
 			sig=$(ctl "$k" -j table "$v" | jq -r '"\(.digest) \(.prev_slots)"') || continue
 			[ -n "$sig" ] && [ "$sig" != "${SLOTSIG[$k $v]:-}" ] || continue
+			# the owners changed (not only the previous owners dropped)
+			[ -n "${SLOTSIG[$k $v]:-}" ] && [ "${sig% *}" != "${SLOTSIG[$k $v]% *}" ] &&
+				OWNCHG[$k $v]=$(now_ms)
 			SLOTSIG[$k $v]=$sig
 			ctl "$k" -j table "$v" --dump | jq -r '.size,
 				(.ranges[] | "own \(.first) \(.last) \(.backend)"),
@@ -802,11 +804,12 @@ slot_explain() {
 		{ c = substr($5, s, 1) }
 		$4 == "own" { o[$2] = c; if (c == be && $1 <= t) owned = 1 }
 		$4 != "prev" { next }
+		c == be && $1 <= t { owned = 1 } # a previous owner owned it before
 		# each balancer'"'"'s last table before the break, and its first one
 		# after (a change that caused the break may be sampled up to a tick
-		# and the checks later; events are judged 2 s after they happen)
+		# and the checks later; events are judged 3 s after they happen)
 		$1 <= t { kept[$2, "before"] = o[$2] == be || c == be }
-		$1 > t && $1 <= t + 2000 && !(($2, "after") in kept) { kept[$2, "after"] = o[$2] == be || c == be }
+		$1 > t && $1 <= t + 3000 && !(($2, "after") in kept) { kept[$2, "after"] = o[$2] == be || c == be }
 		# the slot'"'"'s history on each balancer: "MS:owner/previous", from the break
 		{ h = "b" o[$2] "/b" c; if (h != last[$2]) hist[$2] = hist[$2] " " ($1 - t) "ms:" h; last[$2] = h }
 		END {
@@ -820,7 +823,7 @@ slot_explain() {
 		}' "$TOPO_DIR/slots.log" >"$TOPO_DIR/slot.hist"
 	r=$?
 	{
-		echo "$1 (slot $slot; times from the break): $([ $r = 0 ] && echo "slot changed twice" || echo "NOT explained by the slot")"
+		echo "$1 (slot $slot; times from the break): $([ $r = 0 ] && echo "the slot no longer keeps its backend" || echo "NOT explained by the slot")"
 		cat "$TOPO_DIR/slot.hist"
 	} >>"$TOPO_DIR/slots.explained"
 	return $r
@@ -883,6 +886,7 @@ flog settle
 for _ in 1 2 3 4 5 6 7 8; do
 	sleep 1
 	check_convergence
+	sample_slots
 	check_events
 	check_announce
 done
@@ -890,7 +894,8 @@ check_datapath
 check_resources
 for c in $CLIENTS; do kill -TERM "${CPID[$c]}" 2>/dev/null; done
 for c in $CLIENTS; do wait "${CPID[$c]}" 2>/dev/null; done
-sleep 2.1 # events are judged 2 s after they happen
+sleep 3.1 # events are judged 3 s after they happen
+sample_slots
 check_events
 check_announce
 for p in "${PENDING[@]}"; do CONV_FAIL=$((CONV_FAIL + 1)); violation convergence "write $p never live on all three"; done
