@@ -417,6 +417,8 @@ static void print_fleet(json_object *resp)
 	if (jstr(f, "refused_error"))
 		printf("fleet: REFUSED revision %" PRId64 ": %s\n", jint(f, "refused_revision"),
 		       jstr(f, "refused_error"));
+	if (jstr(f, "node_conflict"))
+		printf("fleet: NODE CONFLICT: %s\n", jstr(f, "node_conflict"));
 	if (jstr(f, "health_scope") && !strcmp(jstr(f, "health_scope"), "fleet"))
 		printf("fleet: health_scope fleet (the table follows a majority of the balancers' "
 		       "verdicts; see fleet status)\n");

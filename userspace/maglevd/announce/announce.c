@@ -25,7 +25,8 @@
  * forwards), and a restart reads them back and leaves them alone until its
  * own first health checks have spoken, so it causes no withdraw-announce
  * flap. A graceful stop withdraws them, then waits announce_stop_grace_ms
- * for the network to converge before exiting.
+ * for the network to converge before exiting; an exit for a restart
+ * (SIGUSR2, systemd's RestartKillSignal) leaves them, as a crash does.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -82,6 +83,7 @@ static struct {
 	bool on;
 	uint32_t table, proto; /* as at start: a reload does not move the routes */
 	bool maintenance, stopping;
+	bool keep; /* exiting for a restart: the routes stay */
 	uint64_t stop_deadline_ms, next_resync_ms, retry_ms;
 	struct route routes[MAX_ROUTES]; /* in the kernel table, as last seen or made */
 	uint32_t nroutes;
@@ -463,11 +465,20 @@ int announce_start(struct daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
+void announce_keep(void)
+{
+	if (an.on && !an.stopping)
+		log_info("announce: exiting for a restart: %u route%s left in table %u for the "
+			 "next maglevd, as across a crash",
+			 an.nroutes, an.nroutes == 1 ? "" : "s", an.table);
+	an.keep = true;
+}
+
 bool announce_grace(struct daemon *d)
 {
 	uint32_t had = an.nroutes;
 
-	if (!an.on || an.stopping)
+	if (!an.on || an.stopping || an.keep)
 		return false; /* a second stop signal exits at once */
 	an.stopping = true;
 	announce_tick(d);

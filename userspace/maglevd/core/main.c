@@ -52,8 +52,10 @@ static void usage(FILE *f)
 		   "Runs in the foreground, logs to stderr, notifies systemd when ready.\n"
 		   "Signals: SIGTERM/SIGINT exit leaving the XDP program attached and\n"
 		   "forwarding (announced VIPs are withdrawn first, announce_stop_grace_ms\n"
-		   "before the exit); SIGHUP reloads the configuration file (maglevctl\n"
-		   "reload does too, and reports the result).\n"
+		   "before the exit); SIGUSR2 exits the same way but leaves the announced\n"
+		   "routes, as a crash does, for a restart (systemd's RestartKillSignal);\n"
+		   "SIGHUP reloads the configuration file (maglevctl reload does too, and\n"
+		   "reports the result).\n"
 		   "Control it with maglevctl(8); see maglevd(8) and maglevd.conf(5).\n");
 }
 
@@ -364,6 +366,10 @@ static void on_signal(struct daemon *d, struct ev_source *src, uint32_t events)
 
 			log_info("SIGHUP: reloading %s", d->config_path);
 			daemon_reload(d, err, sizeof(err)); /* logs the result */
+		} else if (si.ssi_signo == SIGUSR2) {
+			log_info("SIGUSR2: exiting for a restart; the XDP program stays attached");
+			announce_keep();
+			d->stop = true;
 		} else {
 			log_info("signal %u: exiting; the XDP program stays attached",
 				 si.ssi_signo);
@@ -503,6 +509,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 
 	dpo.pin_dir = d.cfg.pin_dir;

@@ -510,8 +510,19 @@ static int watch_msg(struct watch_ctx *w, const char *line)
 	size_t i, n;
 	int r;
 
-	if (!root)
-		return 0; /* blank keep-alive line */
+	if (!root) {
+		const char *c = line;
+
+		while (*c == ' ' || *c == '\t' || *c == '\r')
+			c++;
+		if (!*c)
+			return 0; /* blank keep-alive line */
+		/* A message lost to garbling may have carried a change: no
+		 * event after it can be trusted to complete the map.
+		 */
+		snprintf(w->err, w->errlen, "watch: a message from etcd is not JSON (%.60s)", c);
+		return ETCD_WATCH_REREAD;
+	}
 	if (!json_object_object_get_ex(root, "result", &res)) {
 		json_object *e;
 

@@ -50,8 +50,10 @@ struct etcd_watch_msg {
 /*
  * Watch prefix from start_rev, calling cb for each response until cb
  * returns non-zero (its value is returned), the connection ends (-1, err)
- * or stop is set (0).
+ * or stop is set (0). A message that is not JSON ends it with
+ * ETCD_WATCH_REREAD and err saying so: the caller reads everything again.
  */
+#define ETCD_WATCH_REREAD 1
 int etcd_watch_prefix(struct etcd_client *c, const char *prefix, int64_t start_rev,
 		      int (*cb)(const struct etcd_watch_msg *m, void *arg), void *arg, char *err,
 		      size_t errlen);

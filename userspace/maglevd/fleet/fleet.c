@@ -96,6 +96,10 @@ static struct {
 	struct etcd_client *pclient;
 	pthread_t pthread;
 	char nodes_prefix[160];
+	/* This balancer as its status names it: host and pin_dir. */
+	char instance[CFG_PATH_MAX + 80];
+	/* Another balancer holds this one's status key (fleet_node): who. */
+	char node_conflict[CFG_PATH_MAX * 2 + 300], conflict_logged[CFG_PATH_MAX * 2 + 300];
 	/* The loop's own. */
 	struct wjob *waiting; /* committed, not applied here yet */
 	struct ev_source src;
@@ -294,6 +298,52 @@ static void pause_ms(unsigned int ms)
 	}
 }
 
+/*
+ * A full read's keys into *dst, whole or not at all (-ENOMEM: *dst as
+ * before, kvs untouched). MAGLEVD_TEST_FLEET_OOM=N: the first full read of
+ * the desired state runs out of memory at its Nth key (a test hook).
+ */
+static int read_into(struct snapshot *dst, const struct etcd_kv *kvs, size_t n)
+{
+	static long oom_at = -1;
+	struct snapshot s = {0};
+	size_t i;
+
+	if (oom_at < 0) {
+		const char *e = getenv("MAGLEVD_TEST_FLEET_OOM");
+
+		oom_at = e ? atol(e) : 0;
+	}
+	for (i = 0; i < n; i++) {
+		char *k = strdup(kvs[i].key), *v = strdup(kvs[i].value);
+
+		if (dst == &F.map && oom_at > 0 && (long)i + 1 == oom_at) {
+			oom_at = 0;
+			free(k);
+			free(v);
+			k = v = NULL;
+		}
+		if (!k || !v || snap_set(&s, k, v)) {
+			if (!k || !v) {
+				free(k);
+				free(v);
+			}
+			snap_clear(&s);
+			free(s.keys);
+			free(s.vals);
+			return -ENOMEM;
+		}
+	}
+	snap_clear(dst);
+	free(dst->keys);
+	free(dst->vals);
+	dst->keys = s.keys;
+	dst->vals = s.vals;
+	dst->n = s.n;
+	dst->cap = s.cap;
+	return 0;
+}
+
 static void *fleet_thread(void *arg)
 {
 	char err[400], last[400] = "";
@@ -328,16 +378,18 @@ static void *fleet_thread(void *arg)
 				;
 			map_changed = j == F.map.n || strcmp(F.map.vals[j], kvs[i].value);
 		}
-		snap_clear(&F.map);
-		for (i = 0; i < n; i++) {
-			char *k = kvs[i].key, *v = kvs[i].value;
-
-			kvs[i].key = NULL;
-			kvs[i].value = NULL;
-			if (snap_set(&F.map, k, v)) {
-				log_err("fleet: out of memory");
-				break;
-			}
+		if (read_into(&F.map, kvs, n)) {
+			/* Half a desired state would delete the VIPs left out:
+			 * keep the one applied, and read again.
+			 */
+			etcd_kvs_free(kvs, n);
+			log_err("fleet: out of memory holding the %zu keys read from etcd: "
+				"nothing applied, reading again",
+				n);
+			snprintf(last, sizeof(last), "out of memory holding the desired state");
+			set_disconnected(last);
+			pause_ms(1000);
+			continue;
 		}
 		/* The revision of the content, not of the store, which the
 		 * balancers' status puts move too: the newest key's, unless a
@@ -360,8 +412,12 @@ static void *fleet_thread(void *arg)
 		if (atomic_load(&F.stop))
 			break;
 		if (r > 0) {
-			log_info("fleet: watch from revision %" PRId64 " compacted: reading again",
-				 F.map.rev + 1);
+			if (err[0])
+				log_warn("fleet: %s: reading everything again", err);
+			else
+				log_info("fleet: watch from revision %" PRId64
+					 " compacted: reading again",
+					 F.map.rev + 1);
 			continue;
 		}
 		log_warn("fleet: watch: %s", err);
@@ -597,15 +653,16 @@ static void *health_thread(void *arg)
 			continue;
 		}
 		last[0] = '\0';
-		snap_clear(&F.hmap);
-		for (i = 0; i < n; i++) {
-			char *k = kvs[i].key, *v = kvs[i].value;
-
+		for (i = 0; i < n; i++)
 			if (kvs[i].mod_revision > maxmod)
 				maxmod = kvs[i].mod_revision;
-			kvs[i].key = kvs[i].value = NULL;
-			if (snap_set(&F.hmap, k, v))
-				break;
+		/* Statuses left out would be votes left out: all or none. */
+		if (read_into(&F.hmap, kvs, n)) {
+			etcd_kvs_free(kvs, n);
+			log_err("fleet: out of memory holding the balancers' verdicts: reading "
+				"again");
+			pause_ms(1000);
+			continue;
 		}
 		etcd_kvs_free(kvs, n);
 		/* The content's revision, as for the desired state: the same on
@@ -637,44 +694,187 @@ static void pause_kick(unsigned int ms)
 	}
 }
 
+/* The lease the status key lives under, 0 while there is none: the
+ * publisher grants it, the keepalive thread keeps it alive or, when etcd
+ * says it expired, sets it to 0.
+ */
+static _Atomic int64_t status_lease;
+
+/*
+ * Keep the status lease alive every FLEET_PUBLISH_MS on a client of its
+ * own: the publisher's puts and reads may each block up to 5 s (a member
+ * that accepts but does not answer), as long as the lease lives.
+ */
+static void *keepalive_thread(void *arg)
+{
+	struct etcd_client *c = arg;
+	char err[400];
+
+	while (!atomic_load(&F.stop)) {
+		int64_t id = atomic_load(&status_lease), ttl;
+
+		/* An error says nothing of the lease: it may live, try again. */
+		if (id && !etcd_lease_keepalive(c, id, &ttl, err, sizeof(err)) && !ttl)
+			atomic_compare_exchange_strong(&status_lease, &id, 0);
+		pause_ms(FLEET_PUBLISH_MS);
+	}
+	return NULL;
+}
+
+/* A txn of one put of key = text under lease if cmp holds, else a read of key. */
+static char *publish_txn(const char *key, const char *text, int64_t lease, json_object *cmp)
+{
+	json_object *txn = json_object_new_object(), *cmps = json_object_new_array(),
+		    *ok = json_object_new_array(), *fail = json_object_new_array(),
+		    *put = json_object_new_object(), *rr = json_object_new_object(),
+		    *op = json_object_new_object(), *fop = json_object_new_object();
+	char *body;
+
+	json_object_object_add(cmp, "key", b64str(key));
+	json_object_array_add(cmps, cmp);
+	json_object_object_add(put, "key", b64str(key));
+	json_object_object_add(put, "value", b64str(text));
+	json_object_object_add(put, "lease", json_object_new_int64(lease));
+	json_object_object_add(op, "request_put", put);
+	json_object_array_add(ok, op);
+	json_object_object_add(rr, "key", b64str(key));
+	json_object_object_add(fop, "request_range", rr);
+	json_object_array_add(fail, fop);
+	json_object_object_add(txn, "compare", cmps);
+	json_object_object_add(txn, "success", ok);
+	json_object_object_add(txn, "failure", fail);
+	body = strdup(json_object_to_json_string_ext(txn, JSON_C_TO_STRING_PLAIN));
+	json_object_put(txn);
+	return body;
+}
+
+/* The "instance" member of a status value ("?" if none). */
+static void status_instance(const char *value, char *out, size_t len)
+{
+	json_object *o = json_tokener_parse(value), *m;
+
+	snprintf(out, len, "%s",
+		 o && json_object_object_get_ex(o, "instance", &m) ? json_object_get_string(m)
+								   : "?");
+	json_object_put(o);
+}
+
+/*
+ * Put this balancer's status under its lease, unless another balancer with
+ * the same fleet_node holds the key: a put only over a key of this lease,
+ * none, or this balancer's own (its instance: the same host and pin_dir, a
+ * previous life of it whose lease has not expired yet). 0 published, 1
+ * held by another (F.node_conflict says by whom), -1 with err.
+ */
+static int publish(const char *key, const char *text, int64_t lease, char *err, size_t errlen)
+{
+	json_object *cmp = json_object_new_object();
+	struct etcd_kv got;
+	char other[300];
+	int64_t rev;
+	bool ok;
+	char *body;
+	int r;
+
+	json_object_object_add(cmp, "target", json_object_new_string("LEASE"));
+	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
+	json_object_object_add(cmp, "lease", json_object_new_int64(lease));
+	body = publish_txn(key, text, lease, cmp);
+	r = body ? etcd_txn(F.pclient, body, &rev, &ok, &got, err, errlen) : -1;
+	free(body);
+	if (r || ok) {
+		if (!r) {
+			free(got.key);
+			free(got.value);
+		}
+		return r;
+	}
+	status_instance(got.key ? got.value : "{}", other, sizeof(other));
+	if (got.key && strcmp(other, F.instance)) {
+		pthread_mutex_lock(&F.lock);
+		snprintf(F.node_conflict, sizeof(F.node_conflict),
+			 "fleet_node %s is taken by another balancer (%s); this one (%s) does "
+			 "not publish its status: give each balancer its own fleet_node",
+			 key + strlen(F.nodes_prefix), other, F.instance);
+		pthread_mutex_unlock(&F.lock);
+		free(got.key);
+		free(got.value);
+		return 1;
+	}
+	/* Gone, or this balancer's own from before: take it, unless it moved. */
+	cmp = json_object_new_object();
+	json_object_object_add(cmp, "target", json_object_new_string("MOD"));
+	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
+	json_object_object_add(cmp, "mod_revision",
+			       json_object_new_int64(got.key ? got.mod_revision : 0));
+	free(got.key);
+	free(got.value);
+	body = publish_txn(key, text, lease, cmp);
+	r = body ? etcd_txn(F.pclient, body, &rev, &ok, &got, err, errlen) : -1;
+	free(body);
+	if (r)
+		return r;
+	free(got.key);
+	free(got.value);
+	if (!ok) {
+		snprintf(err, errlen, "status key %.300s changed while taking it: trying again",
+			 key);
+		return -1;
+	}
+	return 0;
+}
+
 static void *publisher_thread(void *arg)
 {
+	struct daemon *d = arg;
+	struct etcd_tls tls = {d->cfg.fleet_ca, d->cfg.fleet_cert, d->cfg.fleet_key};
+	struct etcd_client *kclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	char key[400], err[400], *published = NULL;
-	int64_t lease = 0, ttl;
-	uint64_t alive_ms = 0;
+	int64_t lease = 0;
+	pthread_t kthread;
+	bool kalive;
 
-	(void)arg;
-	snprintf(key, sizeof(key), "%s%s", F.nodes_prefix, ((struct daemon *)arg)->cfg.fleet_node);
+	snprintf(key, sizeof(key), "%s%s", F.nodes_prefix, d->cfg.fleet_node);
+	kalive = kclient && !pthread_create(&kthread, NULL, keepalive_thread, kclient);
+	if (!kalive)
+		log_err("fleet: cannot start the lease keepalive: the status key will expire");
 	while (!atomic_load(&F.stop)) {
 		json_object *nodes;
 		char *text = NULL;
 		int64_t rev;
+		int r;
 
 		pthread_mutex_lock(&F.lock);
 		if (F.status)
 			text = strdup(F.status);
 		pthread_mutex_unlock(&F.lock);
 		err[0] = '\0';
+		if (lease && !atomic_load(&status_lease))
+			lease = 0; /* expired: the keepalive thread heard so */
 		if (!lease &&
 		    etcd_lease_grant(F.pclient, FLEET_LEASE_TTL_S, &lease, err, sizeof(err))) {
 			lease = 0;
 		} else if (text && (!published || strcmp(text, published))) {
-			if (etcd_put(F.pclient, key, text, lease, err, sizeof(err))) {
+			atomic_store(&status_lease, lease);
+			r = publish(key, text, lease, err, sizeof(err));
+			if (r < 0) {
 				lease = 0; /* expired, or etcd lost: start again */
-			} else {
+			} else if (!r) {
+				if (F.node_conflict[0]) {
+					log_info("fleet: status key %s free again: publishing",
+						 key);
+					pthread_mutex_lock(&F.lock);
+					F.node_conflict[0] = '\0';
+					pthread_mutex_unlock(&F.lock);
+				}
 				free(published);
 				published = text;
 				text = NULL;
-				alive_ms = mono_ms();
+			} else if (strcmp(F.node_conflict, F.conflict_logged)) {
+				log_err("fleet: %s", F.node_conflict);
+				snprintf(F.conflict_logged, sizeof(F.conflict_logged), "%s",
+					 F.node_conflict);
 			}
-		} else if (mono_ms() - alive_ms < FLEET_PUBLISH_MS) {
-			/* kept alive recently enough */
-		} else if (etcd_lease_keepalive(F.pclient, lease, &ttl, err, sizeof(err)) || !ttl) {
-			lease = 0;
-			free(published);
-			published = NULL;
-		} else {
-			alive_ms = mono_ms();
 		}
 		if (!lease) {
 			free(published);
@@ -696,8 +896,12 @@ static void *publisher_thread(void *arg)
 		snprintf(F.nodes_error, sizeof(F.nodes_error), "%s", err);
 		pthread_mutex_unlock(&F.lock);
 		/* Sooner while the status waits to be published. */
-		pause_kick(lease && published ? FLEET_PUBLISH_MS : 200);
+		pause_kick(lease && (published || F.node_conflict[0]) ? FLEET_PUBLISH_MS : 200);
 	}
+	atomic_store(&status_lease, 0);
+	if (kalive)
+		pthread_join(kthread, NULL);
+	etcd_client_free(kclient);
 	if (lease)
 		etcd_lease_revoke(F.pclient, lease); /* a clean stop: gone at once */
 	free(published);
@@ -792,6 +996,8 @@ void fleet_tick(struct daemon *d)
 	dg = json_object_new_object();
 	json_object_object_add(o, "node", json_object_new_string(d->cfg.fleet_node));
 	json_object_object_add(o, "version", json_object_new_string(MAGLEV_VERSION));
+	json_object_object_add(o, "instance", json_object_new_string(F.instance));
+	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
 	json_object_object_add(o, "revision", json_object_new_uint64(d->reg->fleet_rev));
 	drift_hex(drift_vips_digest(d->reg), hex);
 	json_object_object_add(o, "vips_digest", json_object_new_string(hex));
@@ -1274,6 +1480,13 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 	snprintf(F.changed_key, sizeof(F.changed_key), "%s" FLEET_CHANGED, d->cfg.fleet_prefix);
 	snprintf(F.writes_key, sizeof(F.writes_key), "%s" FLEET_WRITES "%s", d->cfg.fleet_prefix,
 		 d->cfg.fleet_node);
+	{
+		char host[256] = "?";
+
+		gethostname(host, sizeof(host) - 1);
+		snprintf(F.instance, sizeof(F.instance), "host %s pin_dir %s", host,
+			 d->cfg.pin_dir);
+	}
 	F.map.rev = (int64_t)d->reg->fleet_rev;
 	fleet_tick(d);
 	F.src.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -1376,6 +1589,10 @@ json_object *fleet_json(struct daemon *d)
 		json_object_object_add(o, "health_revision", json_object_new_int64(F.hnodes_rev));
 		pthread_mutex_unlock(&F.lock);
 	}
+	pthread_mutex_lock(&F.lock);
+	if (F.node_conflict[0])
+		json_object_object_add(o, "node_conflict", json_object_new_string(F.node_conflict));
+	pthread_mutex_unlock(&F.lock);
 	if (F.refused_error[0]) {
 		json_object_object_add(o, "refused_revision", json_object_new_int64(F.refused_rev));
 		json_object_object_add(o, "refused_error", json_object_new_string(F.refused_error));
@@ -1401,4 +1618,9 @@ void fleet_metrics(struct daemon *d, FILE *f)
 		"maglevd_fleet_revisions_total{result=\"applied\"} %" PRIu64 "\n"
 		"maglevd_fleet_revisions_total{result=\"refused\"} %" PRIu64 "\n",
 		F.applied_total, F.refused_total);
+	fprintf(f,
+		"# HELP maglevd_fleet_node_conflict 1 while another balancer holds this one's "
+		"status key (the same fleet_node): this one does not publish.\n"
+		"# TYPE maglevd_fleet_node_conflict gauge\nmaglevd_fleet_node_conflict %d\n",
+		F.node_conflict[0] != '\0');
 }
