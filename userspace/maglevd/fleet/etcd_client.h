@@ -82,6 +82,19 @@ int etcd_add_prefix(json_object *o, const char *prefix);
 
 /* The endpoint of the last call that reached etcd. */
 const char *etcd_client_endpoint(const struct etcd_client *c);
+/* Make c's next call go to the endpoint other is on. */
+void etcd_client_follow(struct etcd_client *c, const struct etcd_client *other);
+/* From another thread: end c's call under way (a watch: -1, err = why; the
+ * next call goes to the next endpoint).
+ */
+void etcd_client_abort(struct etcd_client *c, const char *why);
+/*
+ * A linearizable read (count only) of prefix on the current endpoint alone,
+ * within timeout_ms: 0 when that member answers for the cluster (*rev its
+ * revision), -1 with err (no leader, cut off, down).
+ */
+int etcd_probe(struct etcd_client *c, const char *prefix, long timeout_ms, int64_t *rev, char *err,
+	       size_t errlen);
 
 /* base64 (standard alphabet, padded) of len bytes: malloc'ed, NULL when out of memory. */
 char *etcd_b64(const void *data, size_t len);

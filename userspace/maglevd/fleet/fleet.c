@@ -40,6 +40,12 @@ struct wjob {
 #define FLEET_LEASE_TTL_S 5
 #define FLEET_PUBLISH_MS  1000
 
+/* A linearizable read on the watched member this often, each within the
+ * timeout; two failures in a row leave that member for the next.
+ */
+#define FLEET_PROBE_MS	       1000
+#define FLEET_PROBE_TIMEOUT_MS 2000
+
 /* How long a maglevctl change may wait for etcd and the apply. */
 #define FLEET_WRITE_TIMEOUT_MS 10000
 
@@ -60,6 +66,14 @@ static struct {
 	struct snapshot *pending;
 	bool connected;
 	char error[400];
+	char endpoint[300]; /* the endpoint the desired state comes from */
+	/* The watch is up (on client's endpoint); when a linearizable read
+	 * last confirmed that the member watched is current (mono_ms, 0:
+	 * never): a full read, or a probe during the watch.
+	 */
+	atomic_bool watching;
+	_Atomic uint64_t confirmed_ms;
+	struct etcd_client *qclient; /* the probe's */
 	/* The thread's own. */
 	struct etcd_client *client;
 	struct snapshot map;
@@ -105,6 +119,7 @@ static struct {
 	struct ev_source src;
 	bool loop_connected;
 	char loop_error[400];
+	char loop_endpoint[300];
 	uint64_t applied_total, refused_total;
 	int64_t counted_rev;		     /* the last revision applied_total counted */
 	uint64_t applied_at_ms;		     /* wall clock: comparable between balancers */
@@ -232,6 +247,7 @@ static void post_map(void)
 	F.pending = c;
 	F.connected = true;
 	F.error[0] = '\0';
+	snprintf(F.endpoint, sizeof(F.endpoint), "%s", etcd_client_endpoint(F.client));
 	pthread_mutex_unlock(&F.lock);
 	wake_loop();
 }
@@ -344,11 +360,56 @@ static int read_into(struct snapshot *dst, const struct etcd_kv *kvs, size_t n)
 	return 0;
 }
 
+/*
+ * A watch on a member cut off from the others stays open and silent, and a
+ * member without a leader may still answer from its own, stale, state. So
+ * while the watch is up, a linearizable read on the same member every
+ * FLEET_PROBE_MS confirms it is current (the age of that confirmation is the
+ * input's freshness in status); two failures in a row end the watch, and
+ * the thread moves to the next endpoint.
+ */
+static void *probe_thread(void *arg)
+{
+	char err[400], why[500];
+	int fails = 0;
+	int64_t rev;
+
+	(void)arg;
+	while (!atomic_load(&F.stop)) {
+		pause_ms(FLEET_PROBE_MS);
+		if (!atomic_load(&F.watching)) {
+			fails = 0;
+			continue;
+		}
+		etcd_client_follow(F.qclient, F.client);
+		if (!etcd_probe(F.qclient, F.prefix, FLEET_PROBE_TIMEOUT_MS, &rev, err,
+				sizeof(err))) {
+			if (atomic_load(&F.watching))
+				atomic_store(&F.confirmed_ms, mono_ms());
+			fails = 0;
+			continue;
+		}
+		if (++fails < 2 || atomic_load(&F.stop))
+			continue;
+		fails = 0;
+		snprintf(why, sizeof(why), "linearizable reads failed twice in a row (%s)", err);
+		log_warn("fleet: etcd %s: %s: leaving it for the next endpoint",
+			 etcd_client_endpoint(F.qclient), why);
+		etcd_client_abort(F.client, why);
+	}
+	return NULL;
+}
+
 static void *fleet_thread(void *arg)
 {
 	char err[400], last[400] = "";
+	pthread_t qthread;
+	bool probing;
 
 	(void)arg;
+	probing = !pthread_create(&qthread, NULL, probe_thread, NULL);
+	if (!probing)
+		log_err("fleet: cannot start the etcd probe: a cut-off member goes unnoticed");
 	while (!atomic_load(&F.stop)) {
 		struct etcd_kv *kvs;
 		bool map_changed;
@@ -406,9 +467,13 @@ static void *fleet_thread(void *arg)
 			F.map.reread = true;
 		}
 		etcd_kvs_free(kvs, n);
+		/* A range is linearizable: the state read was the cluster's. */
+		atomic_store(&F.confirmed_ms, mono_ms());
 		post_map();
+		atomic_store(&F.watching, true);
 		r = etcd_watch_prefix(F.client, F.prefix, rev + 1, on_watch, NULL, err,
 				      sizeof(err));
+		atomic_store(&F.watching, false);
 		if (atomic_load(&F.stop))
 			break;
 		if (r > 0) {
@@ -425,6 +490,8 @@ static void *fleet_thread(void *arg)
 		set_disconnected(err);
 		pause_ms(1000);
 	}
+	if (probing)
+		pthread_join(qthread, NULL);
 	return NULL;
 }
 
@@ -1440,6 +1507,7 @@ static void on_wake(struct daemon *d, struct ev_source *src, uint32_t events)
 			 F.connected ? "" : ": ", F.connected ? "" : F.error);
 	F.loop_connected = F.connected;
 	snprintf(F.loop_error, sizeof(F.loop_error), "%s", F.error);
+	snprintf(F.loop_endpoint, sizeof(F.loop_endpoint), "%s", F.endpoint);
 	pthread_mutex_unlock(&F.lock);
 	if (s)
 		apply(d, s);
@@ -1474,6 +1542,7 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 	F.client = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	F.wclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	F.pclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
+	F.qclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	if (fleet_health_on(d))
 		F.hclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	snprintf(F.nodes_prefix, sizeof(F.nodes_prefix), "%s" FLEET_NODES, d->cfg.fleet_prefix);
@@ -1491,8 +1560,8 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 	fleet_tick(d);
 	F.src.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	F.src.cb = on_wake;
-	if (!F.client || !F.wclient || !F.pclient || (fleet_health_on(d) && !F.hclient) ||
-	    F.src.fd < 0 || ev_add(d, &F.src, EPOLLIN)) {
+	if (!F.client || !F.wclient || !F.pclient || !F.qclient ||
+	    (fleet_health_on(d) && !F.hclient) || F.src.fd < 0 || ev_add(d, &F.src, EPOLLIN)) {
 		snprintf(err, errlen, "fleet: cannot set up the etcd client: %s", strerror(errno));
 		return -1;
 	}
@@ -1554,6 +1623,7 @@ void fleet_stop(struct daemon *d)
 	etcd_client_free(F.client);
 	etcd_client_free(F.wclient);
 	etcd_client_free(F.pclient);
+	etcd_client_free(F.qclient);
 	etcd_client_free(F.hclient);
 	snap_clear(&F.hmap);
 	free(F.hmap.keys);
@@ -1561,6 +1631,16 @@ void fleet_stop(struct daemon *d)
 	json_object_put(F.hnodes);
 	json_object_put(F.nodes);
 	free(F.status);
+}
+
+uint64_t fleet_input_age_ms(const struct daemon *d)
+{
+	uint64_t t = atomic_load(&F.confirmed_ms);
+
+	/* Never confirmed: as old as this maglevd (what it holds came from the
+	 * state file).
+	 */
+	return mono_ms() - (t ? t : d->start_ms);
 }
 
 json_object *fleet_json(struct daemon *d)
@@ -1577,6 +1657,10 @@ json_object *fleet_json(struct daemon *d)
 	if (!F.loop_connected)
 		json_object_object_add(o, "error", json_object_new_string(F.loop_error));
 	json_object_object_add(o, "revision", json_object_new_uint64(d->reg->fleet_rev));
+	json_object_object_add(o, "endpoint", json_object_new_string(F.loop_endpoint));
+	json_object_object_add(o, "input_age_ms", json_object_new_uint64(fleet_input_age_ms(d)));
+	json_object_object_add(o, "input_confirmed",
+			       json_object_new_boolean(atomic_load(&F.confirmed_ms) != 0));
 	json_object_object_add(o, "applied", json_object_new_uint64(F.applied_total));
 	if (F.applied_at_ms)
 		json_object_object_add(o, "applied_at_ms", json_object_new_uint64(F.applied_at_ms));
@@ -1618,6 +1702,12 @@ void fleet_metrics(struct daemon *d, FILE *f)
 		"maglevd_fleet_revisions_total{result=\"applied\"} %" PRIu64 "\n"
 		"maglevd_fleet_revisions_total{result=\"refused\"} %" PRIu64 "\n",
 		F.applied_total, F.refused_total);
+	fprintf(f,
+		"# HELP maglevd_fleet_input_age_seconds Age of the last linearizable read that "
+		"confirmed the desired state watched is etcd's (since the start if none).\n"
+		"# TYPE maglevd_fleet_input_age_seconds gauge\nmaglevd_fleet_input_age_seconds "
+		"%.3f\n",
+		(double)fleet_input_age_ms(d) / 1000);
 	fprintf(f,
 		"# HELP maglevd_fleet_node_conflict 1 while another balancer holds this one's "
 		"status key (the same fleet_node): this one does not publish.\n"
