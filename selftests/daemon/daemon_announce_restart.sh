@@ -20,17 +20,11 @@ write_conf "health_via_encap no" "announce_table $TABLE" "announce_protocol $PRO
 start_daemon || { nok "maglevd starts"; t_done; }
 routes() { lbx ip route show table $TABLE proto $PROTO 2>/dev/null; }
 has_route() { routes | grep -q "^blackhole $1 *$"; }
-until_() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -le $end ]; do "$@" && return 0; sleep 0.05; done
-	return 1
-}
 V=192.0.2.40:80/tcp
 listen_tcp "$NS_LB" 198.51.100.41 80 || nok "a listener on 198.51.100.41:80"
 ctl vip add $V --check tcp --check-interval 200 --check-timeout 150 --rise 1 --fall 1 >/dev/null
 ctl backend add $V 198.51.100.41 >/dev/null
-check "the VIP is announced" until_ 5 has_route 192.0.2.40
+check "the VIP is announced" poll_until 5 has_route 192.0.2.40
 route_monitor $((TABLE + 1)) || nok "ip monitor route runs"
 
 # What systemd sends on a restart with the shipped unit.
@@ -49,15 +43,15 @@ check "... the log says why the routes stay" grep -q "announce: exiting for a re
 check "... the route is still there" has_route 192.0.2.40
 start_daemon || nok "maglevd starts again"
 ready() { ctl -j announce | jq -e ".announce.vips[] | select(.vip == \"$V\") | .reason == \"ready\"" >/dev/null; }
-check "... ready again after its first checks" until_ 5 ready
+check "... ready again after its first checks" poll_until 5 ready
 check "the restart changed nothing in table $TABLE: no delete, no add (ip monitor)" \
 	bash -c "! grep -q 'table $TABLE' $MON"
 grep "table $TABLE" "$MON" | sed 's/^/# monitor: /'
 
 # systemctl stop: SIGTERM withdraws.
 kill -TERM "$DPID"
-check "SIGTERM (systemctl stop): withdrawn" until_ 2 bash -c "! ip -n $NS_LB route show table $TABLE proto $PROTO | grep -q 192.0.2.40"
-check "... and ip monitor saw that delete" until_ 2 grep -q "Deleted.*192.0.2.40.*table $TABLE" "$MON"
+check "SIGTERM (systemctl stop): withdrawn" poll_until 2 bash -c "! ip -n $NS_LB route show table $TABLE proto $PROTO | grep -q 192.0.2.40"
+check "... and ip monitor saw that delete" poll_until 2 grep -q "Deleted.*192.0.2.40.*table $TABLE" "$MON"
 wait "$DPID"
 DPID=
 t_done

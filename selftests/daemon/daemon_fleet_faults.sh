@@ -30,13 +30,6 @@ V2=192.0.2.11:80/tcp
 KEY=/maglev-test/nodes/b1
 applied() { ctl -j status | jq .fleet.revision; }
 nvips() { ctl -j vip list | jq '.vips | length'; }
-# until SECONDS CMD...: poll CMD every 0.1 s until it holds or SECONDS pass.
-until_() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -le $end ]; do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 ctl vip add $V1 --check none >/dev/null || nok "a VIP written through etcd"
 
 # --- a watch message that is not JSON --------------------------------------------------
@@ -44,14 +37,14 @@ touch "$HOLD.garble"
 R=$(ectl put -w json /maglev-test/vips/$V2 \
 	"[{\"cmd\":\"vip.add\",\"vip\":\"$V2\"},{\"cmd\":\"backend.add\",\"vip\":\"$V2\",\"backend\":\"198.51.100.1\",\"weight\":1}]" |
 	jq -r .header.revision)
-check "the proxy garbled the watch message of revision $R" until_ 5 test -s "$HOLD.garbled"
+check "the proxy garbled the watch message of revision $R" poll_until 5 test -s "$HOLD.garbled"
 check "... and the balancer applied revision $R all the same (it is at $(applied))" \
-	until_ 5 [ "$(applied)" = "$R" ]
+	poll_until 5 [ "$(applied)" = "$R" ]
 check "... both VIPs there" [ "$(nvips)" = 2 ]
 rm -f "$HOLD.garble"
 
 # --- two balancers with one fleet_node ---------------------------------------------------
-until_ 5 bash -c "[ -n \"\$(ip netns exec $NS_ET etcdctl --endpoints=$EP get $KEY --print-value-only)\" ]" ||
+poll_until 5 bash -c "[ -n \"\$(ip netns exec $NS_ET etcdctl --endpoints=$EP get $KEY --print-value-only)\" ]" ||
 	nok "balancer 1 published its status"
 lease() { ectl get -w json $KEY | jq -r '.kvs[0].lease // "none"'; }
 L1=$(lease)
@@ -76,7 +69,7 @@ nsenter --net="/run/netns/$NS_B2" "$MAGLEVD" -c "$TDIR/b2.conf" >>"$TDIR/b2.log"
 B2_PID=$!
 conflict() { ctl -s "$TDIR/b2.sock" -j status 2>/dev/null | jq -r '.fleet.node_conflict // empty'; }
 names_both() { conflict | grep -q "pin_dir $PIN-b2)" && conflict | grep -q "pin_dir $PIN)"; }
-check "a second balancer named b1 says its fleet_node is taken, naming both" until_ 10 names_both
+check "a second balancer named b1 says its fleet_node is taken, naming both" poll_until 10 names_both
 diag "$(conflict)"
 check "... in its log" grep -q "fleet_node b1 is taken by another balancer" "$TDIR/b2.log"
 check "... metric maglevd_fleet_node_conflict 1" \
@@ -109,9 +102,9 @@ R=$(applied)
 kill9_daemon
 DAEMON_PREFIX="env MAGLEVD_TEST_FLEET_OOM=2" start_daemon || nok "maglevd restarts with the hook"
 check "a full read ran out of memory at its second key" \
-	until_ 10 grep -q "out of memory holding the 2 keys read from etcd" "$DLOG"
+	poll_until 10 grep -q "out of memory holding the 2 keys read from etcd" "$DLOG"
 connected() { ctl -j status | jq -e ".fleet.connected and .fleet.revision == $R" >/dev/null; }
-check "... read again: connected at revision $R" until_ 10 connected
+check "... read again: connected at revision $R" poll_until 10 connected
 check "... both VIPs still there, none deleted ($(nvips))" [ "$(nvips)" = 2 ]
 check "... in the state file too" [ "$(jq '.vips | length' "$STATE")" = 2 ]
 t_done

@@ -62,12 +62,6 @@ check "three etcd members, m1 in its own namespace, are healthy" healthy
 write_conf "fleet_etcd http://$M1:2379,http://$M2:2379,http://$M3:2379" \
 	"fleet_prefix /maglev-test/" "fleet_node b1"
 start_daemon || { nok "maglevd starts"; t_done; }
-until_() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ $SECONDS -le $end ]; do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 st() { ctl -j status; }
 V1=192.0.2.10:80/tcp
 V2=192.0.2.11:80/tcp
@@ -75,7 +69,7 @@ ctl vip add $V1 --check none >/dev/null || nok "a VIP written through etcd"
 on_m1() { [ "$(st | jq -r .fleet.endpoint)" = "http://$M1:2379" ]; }
 check "the balancer reads etcd from m1 ($(st | jq -r .fleet.endpoint))" on_m1
 check "... its input is fresh: input_age_ms $(st | jq .fleet.input_age_ms) < 3000" \
-	until_ 3 bash -c "[ \$($MAGLEVCTL -j status | jq .fleet.input_age_ms) -lt 3000 ]"
+	poll_until 3 bash -c "[ \$($MAGLEVCTL -j status | jq .fleet.input_age_ms) -lt 3000 ]"
 
 # Cut m1 off from its peers; its client URL stays reachable.
 m1x nft -f - <<'NFT' || nok "nft cuts m1's peer traffic"
@@ -95,7 +89,7 @@ diag "change written through m2 at revision $R"
 check "m1 is cut off: its own (serializable) read does not have the change" \
 	bash -c "[ -z \"\$(ip netns exec $NS_M1 etcdctl --endpoints=http://$M1:2379 --consistency=s get /maglev-test/vips/$V2 --print-value-only)\" ]"
 applied() { [ "$(st | jq .fleet.revision)" = "$R" ]; }
-check "the balancer left the cut-off m1 and applied revision $R" until_ 20 applied
+check "the balancer left the cut-off m1 and applied revision $R" poll_until 20 applied
 ms=$((($(date +%s%N) - t0) / 1000000))
 diag "applied $ms ms after the write; endpoint $(st | jq -r .fleet.endpoint); log:"
 grep "fleet" "$DLOG" | tail -5 | sed 's/^/# /'
@@ -104,7 +98,7 @@ ep=$(st | jq -r .fleet.endpoint)
 check "... status names the endpoint it reads now, not m1 ($ep)" \
 	[ "$ep" = "http://$M2:2379" -o "$ep" = "http://$M3:2379" ]
 fresh() { [ "$(st | jq '.fleet.connected and .fleet.input_confirmed and .fleet.input_age_ms < 3000')" = true ]; }
-check "... connected, input fresh again ($(st | jq .fleet.input_age_ms) ms)" until_ 5 fresh
+check "... connected, input fresh again ($(st | jq .fleet.input_age_ms) ms)" poll_until 5 fresh
 check "... metric maglevd_fleet_input_age_seconds" \
 	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -q '^maglevd_fleet_input_age_seconds [0-9.]*$'"
 t_done

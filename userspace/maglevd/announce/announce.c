@@ -9,7 +9,8 @@
  *
  * A VIP is ready when the program is attached on every configured
  * interface, its table is live, at least announce_min_backends backends are
- * up and neither draining nor at weight 0, every backend has had its first
+ * up and neither draining nor at weight 0 (with health_scope fleet: by the
+ * fleet's verdict and by this balancer's own checks), every backend has had its first
  * health check, and the balancer is not in maintenance (maglevctl announce
  * off, kept across restarts in STATE_FILE.announce-off). An address is
  * announced while any VIP on it is ready.
@@ -44,6 +45,7 @@
 #include "core/durable.h"
 #include "core/log.h"
 #include "core/rtnl.h"
+#include "fleet/fleet_health.h"
 
 /* How often the table is read back: routes someone else removed come back. */
 #define RESYNC_MS  5000
@@ -306,10 +308,24 @@ static uint32_t usable_backends(const struct vip *v)
 	return n;
 }
 
+/*
+ * With health_scope fleet the table follows the fleet's quorum, but a
+ * balancer that cannot reach the backends itself (its own path to them is
+ * broken) should not attract their traffic: usable by its own checks too.
+ */
+static uint32_t own_usable_backends(const struct daemon *d, const struct vip *v)
+{
+	uint32_t j, n = 0;
+
+	for (j = 0; j < v->nbe; j++)
+		n += health_local_up(d, &v->bes[j]) && !v->bes[j].drain && v->bes[j].weight;
+	return n;
+}
+
 /* v: the newest registry's; live: the same VIP in the datapath's, or NULL. */
 static void decide(struct daemon *d, const struct vip *v, const struct vip *live, struct vip_ann *a)
 {
-	uint32_t usable = usable_backends(v);
+	uint32_t usable = usable_backends(v), own = usable;
 
 	if (!a->valid || memcmp(&a->key, &v->key, sizeof(v->key))) {
 		memset(a, 0, sizeof(*a));
@@ -319,6 +335,8 @@ static void decide(struct daemon *d, const struct vip *v, const struct vip *live
 	a->detail[0] = '\0';
 	if (live && usable_backends(live) < usable)
 		usable = usable_backends(live);
+	if (fleet_health_on(d))
+		own = own_usable_backends(d, v);
 	/* Checked once is enough: a backend added later does not withdraw the VIP. */
 	if (!a->checked && first_checks_done(d, v))
 		a->checked = true;
@@ -336,6 +354,11 @@ static void decide(struct daemon *d, const struct vip *v, const struct vip *live
 		a->why = WHY_BACKENDS;
 		snprintf(a->detail, sizeof(a->detail), "%u of %u backends usable, %u wanted",
 			 usable, v->nbe, d->cfg.announce_min_backends);
+	} else if (own < d->cfg.announce_min_backends) {
+		a->why = WHY_BACKENDS;
+		snprintf(a->detail, sizeof(a->detail),
+			 "%u of %u backends usable by this balancer's own checks, %u wanted", own,
+			 v->nbe, d->cfg.announce_min_backends);
 	} else if (!a->checked) {
 		a->why = WHY_CHECKS;
 	} else {

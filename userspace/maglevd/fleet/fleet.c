@@ -73,6 +73,10 @@ static struct {
 	 */
 	atomic_bool watching;
 	_Atomic uint64_t confirmed_ms;
+	/* The same for the balancers' statuses (health_scope fleet). */
+	atomic_bool hwatching;
+	_Atomic uint64_t hconfirmed_ms;
+	bool health_fallback;	     /* the loop's: following the own checks */
 	struct etcd_client *qclient; /* the probe's */
 	/* The thread's own. */
 	struct etcd_client *client;
@@ -368,34 +372,42 @@ static int read_into(struct snapshot *dst, const struct etcd_kv *kvs, size_t n)
  * input's freshness in status); two failures in a row end the watch, and
  * the thread moves to the next endpoint.
  */
-static void *probe_thread(void *arg)
+/* One probe of the member c watches prefix on; -1 after two failures in a row (c's watch ended). */
+static void probe_one(struct etcd_client *c, const char *prefix, atomic_bool *watching,
+		      _Atomic uint64_t *confirmed, int *fails)
 {
 	char err[400], why[500];
-	int fails = 0;
 	int64_t rev;
+
+	if (!c || !atomic_load(watching)) {
+		*fails = 0;
+		return;
+	}
+	etcd_client_follow(F.qclient, c);
+	if (!etcd_probe(F.qclient, prefix, FLEET_PROBE_TIMEOUT_MS, &rev, err, sizeof(err))) {
+		if (atomic_load(watching))
+			atomic_store(confirmed, mono_ms());
+		*fails = 0;
+		return;
+	}
+	if (++*fails < 2 || atomic_load(&F.stop))
+		return;
+	*fails = 0;
+	snprintf(why, sizeof(why), "linearizable reads failed twice in a row (%s)", err);
+	log_warn("fleet: etcd %s: %s: leaving it for the next endpoint",
+		 etcd_client_endpoint(F.qclient), why);
+	etcd_client_abort(c, why);
+}
+
+static void *probe_thread(void *arg)
+{
+	int fails = 0, hfails = 0;
 
 	(void)arg;
 	while (!atomic_load(&F.stop)) {
 		pause_ms(FLEET_PROBE_MS);
-		if (!atomic_load(&F.watching)) {
-			fails = 0;
-			continue;
-		}
-		etcd_client_follow(F.qclient, F.client);
-		if (!etcd_probe(F.qclient, F.prefix, FLEET_PROBE_TIMEOUT_MS, &rev, err,
-				sizeof(err))) {
-			if (atomic_load(&F.watching))
-				atomic_store(&F.confirmed_ms, mono_ms());
-			fails = 0;
-			continue;
-		}
-		if (++fails < 2 || atomic_load(&F.stop))
-			continue;
-		fails = 0;
-		snprintf(why, sizeof(why), "linearizable reads failed twice in a row (%s)", err);
-		log_warn("fleet: etcd %s: %s: leaving it for the next endpoint",
-			 etcd_client_endpoint(F.qclient), why);
-		etcd_client_abort(F.client, why);
+		probe_one(F.client, F.prefix, &F.watching, &F.confirmed_ms, &fails);
+		probe_one(F.hclient, F.nodes_prefix, &F.hwatching, &F.hconfirmed_ms, &hfails);
 	}
 	return NULL;
 }
@@ -732,12 +744,15 @@ static void *health_thread(void *arg)
 			continue;
 		}
 		etcd_kvs_free(kvs, n);
+		atomic_store(&F.hconfirmed_ms, mono_ms());
 		/* The content's revision, as for the desired state: the same on
 		 * every balancer that holds the same statuses.
 		 */
 		post_hnodes(maxmod ? maxmod : rev);
+		atomic_store(&F.hwatching, true);
 		r = etcd_watch_prefix(F.hclient, F.nodes_prefix, rev + 1, on_nodes_watch, NULL, err,
 				      sizeof(err));
+		atomic_store(&F.hwatching, false);
 		if (atomic_load(&F.stop))
 			break;
 		if (r > 0)
@@ -984,9 +999,38 @@ static void *publisher_thread(void *arg)
 static void health_from_fleet(struct daemon *d)
 {
 	json_object *nodes = NULL;
+	uint64_t age, max = d->cfg.health_fleet_max_age_ms;
+	bool stale;
 
 	if (!fleet_health_on(d))
 		return;
+	/* The fleet's verdicts frozen for longer than the limit (etcd lost):
+	 * a backend that died meanwhile would stay in every table. Follow the
+	 * own checks until the input is fresh again.
+	 */
+	age = fleet_health_age_ms(d);
+	stale = max && age > max;
+	if (stale != F.health_fallback) {
+		if (stale)
+			log_warn("health: the balancers' verdicts were last confirmed %" PRIu64
+				 " ms ago (health_fleet_max_age_ms %" PRIu64
+				 "): following this balancer's own checks",
+				 age, max);
+		else
+			log_info("health: the balancers' verdicts are fresh again: following "
+				 "the fleet's quorum");
+		F.health_fallback = stale;
+		/* Either way, what the new source says is applied at once. */
+		F.health_gen = 0;
+		F.health_commits = UINT64_MAX;
+	}
+	if (stale) {
+		if (d->commits != F.health_commits || fleet_health_changed_local()) {
+			fleet_health_apply(d, NULL, true);
+			F.health_commits = d->commits;
+		}
+		return;
+	}
 	pthread_mutex_lock(&F.lock);
 	if (F.hnodes && (F.hnodes_gen != F.health_gen || d->commits != F.health_commits)) {
 		nodes = json_object_get(F.hnodes);
@@ -995,7 +1039,7 @@ static void health_from_fleet(struct daemon *d)
 	pthread_mutex_unlock(&F.lock);
 	if (!nodes)
 		return;
-	fleet_health_apply(d, nodes);
+	fleet_health_apply(d, nodes, false);
 	F.health_commits = d->commits;
 	json_object_put(nodes);
 }
@@ -1633,6 +1677,13 @@ void fleet_stop(struct daemon *d)
 	free(F.status);
 }
 
+uint64_t fleet_health_age_ms(const struct daemon *d)
+{
+	uint64_t t = atomic_load(&F.hconfirmed_ms);
+
+	return mono_ms() - (t ? t : d->start_ms);
+}
+
 uint64_t fleet_input_age_ms(const struct daemon *d)
 {
 	uint64_t t = atomic_load(&F.confirmed_ms);
@@ -1672,6 +1723,10 @@ json_object *fleet_json(struct daemon *d)
 		json_object_object_add(o, "health", fleet_health_json(d, F.hnodes));
 		json_object_object_add(o, "health_revision", json_object_new_int64(F.hnodes_rev));
 		pthread_mutex_unlock(&F.lock);
+		json_object_object_add(o, "health_input_age_ms",
+				       json_object_new_uint64(fleet_health_age_ms(d)));
+		json_object_object_add(o, "health_fallback",
+				       json_object_new_boolean(F.health_fallback));
 	}
 	pthread_mutex_lock(&F.lock);
 	if (F.node_conflict[0])
@@ -1708,6 +1763,18 @@ void fleet_metrics(struct daemon *d, FILE *f)
 		"# TYPE maglevd_fleet_input_age_seconds gauge\nmaglevd_fleet_input_age_seconds "
 		"%.3f\n",
 		(double)fleet_input_age_ms(d) / 1000);
+	if (fleet_health_on(d))
+		fprintf(f,
+			"# HELP maglevd_fleet_health_fallback 1 while the balancers' verdicts are "
+			"older than health_fleet_max_age_ms and this balancer follows its own "
+			"checks.\n# TYPE maglevd_fleet_health_fallback gauge\n"
+			"maglevd_fleet_health_fallback %d\n"
+			"# HELP maglevd_fleet_health_input_age_seconds Age of the last "
+			"linearizable "
+			"read that confirmed the balancers' verdicts.\n"
+			"# TYPE maglevd_fleet_health_input_age_seconds gauge\n"
+			"maglevd_fleet_health_input_age_seconds %.3f\n",
+			F.health_fallback, (double)fleet_health_age_ms(d) / 1000);
 	fprintf(f,
 		"# HELP maglevd_fleet_node_conflict 1 while another balancer holds this one's "
 		"status key (the same fleet_node): this one does not publish.\n"

@@ -46,6 +46,8 @@ void fleet_metrics(struct daemon *d, FILE *f);
  * start if none.
  */
 uint64_t fleet_input_age_ms(const struct daemon *d);
+/* The same for the balancers' statuses (health_scope fleet). */
+uint64_t fleet_health_age_ms(const struct daemon *d);
 
 /*
  * A change made with maglevctl in fleet mode (requests.c): next is the

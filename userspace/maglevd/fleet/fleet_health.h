@@ -33,9 +33,12 @@ json_object *fleet_health_publish(const struct daemon *d);
 /*
  * Apply the fleet's verdicts computed from nodes (every live balancer's
  * status, as read from etcd) to the live registry: one commit for all that
- * changed. Nothing changes while no status was read (nodes NULL).
+ * changed. Nothing changes while no status was read (nodes NULL). own: this
+ * balancer's own verdicts instead (the fleet's input is too old).
  */
-void fleet_health_apply(struct daemon *d, json_object *nodes);
+void fleet_health_apply(struct daemon *d, json_object *nodes, bool own);
+/* True once since the last call when a local verdict changed (apply soon). */
+bool fleet_health_changed_local(void);
 /* Each backend's view by balancer and the fleet's verdict (fleet status, status -j). */
 json_object *fleet_health_json(const struct daemon *d, json_object *nodes);
 
