@@ -59,9 +59,12 @@ install: install-prereqs
 		docs/maglevd.service > "$(DESTDIR)$(UNITDIR)/maglevd.service"
 	sed -e 's|/usr/local/sbin/|$(SBINDIR)/|g' -e 's|/usr/local/share/doc/maglev-lb|$(DOCDIR)|g' \
 		docs/maglev-decap@.service > "$(DESTDIR)$(UNITDIR)/maglev-decap@.service"
+	sed -e 's|/usr/local/sbin/|$(SBINDIR)/|g' -e 's|/usr/local/share/doc/maglev-lb|$(DOCDIR)|g' \
+		docs/maglevd-withdraw.service > "$(DESTDIR)$(UNITDIR)/maglevd-withdraw.service"
 
 uninstall:
 	@set -- $(INSTALL_FILES); while [ $$# -gt 0 ]; do \
 		rm -fv "$(DESTDIR)$$2"; shift 3; \
 	done
-	rm -fv "$(DESTDIR)$(UNITDIR)/maglevd.service" "$(DESTDIR)$(UNITDIR)/maglev-decap@.service"
+	rm -fv "$(DESTDIR)$(UNITDIR)/maglevd.service" "$(DESTDIR)$(UNITDIR)/maglev-decap@.service" \
+		"$(DESTDIR)$(UNITDIR)/maglevd-withdraw.service"

@@ -37,6 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <linux/rtnetlink.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -485,6 +487,57 @@ int announce_start(struct daemon *d, char *err, size_t errlen)
 		 "the first health checks)%s",
 		 an.table, an.proto, an.nroutes,
 		 an.maintenance ? "; in maintenance (announce off)" : "");
+	return 0;
+}
+
+/* Whether a maglevd answers on path (a connect is enough). */
+static bool socket_alive(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool alive;
+
+	if (fd < 0)
+		return false;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	alive = !connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return alive;
+}
+
+int announce_withdraw_all(const struct maglevd_config *cfg, char *err, size_t errlen)
+{
+	uint32_t had;
+	int e;
+
+	if (!cfg->announce_table) {
+		printf("maglevd: announce_table is off: nothing to withdraw\n");
+		return 0;
+	}
+	/* A live maglevd owns the table (and would announce again). */
+	if (socket_alive(cfg->control_socket)) {
+		snprintf(err, errlen,
+			 "a maglevd answers on %s: not withdrawing the routes it manages (stop it "
+			 "first, or use maglevctl announce off)",
+			 cfg->control_socket);
+		return -EBUSY;
+	}
+	an.table = cfg->announce_table;
+	an.proto = cfg->announce_protocol;
+	e = routes_read();
+	if (e) {
+		snprintf(err, errlen, "reading routing table %u: %s", an.table, strerror(-e));
+		return e;
+	}
+	had = an.nroutes;
+	while (an.nroutes)
+		if (!route_del(an.nroutes - 1, "maglevd is not running")) {
+			snprintf(err, errlen, "could not remove every route from table %u",
+				 an.table);
+			return -EIO;
+		}
+	printf("maglevd: withdrew %u route%s from table %u protocol %u\n", had, had == 1 ? "" : "s",
+	       an.table, an.proto);
 	return 0;
 }
 
