@@ -39,6 +39,7 @@ INSTALL_FILES = \
 	docs/bird.conf $(DOCDIR)/examples/bird.conf 0644 \
 	docs/frr.conf $(DOCDIR)/examples/frr.conf 0644 \
 	docs/keepalived.conf $(DOCDIR)/examples/keepalived.conf 0644 \
+	docs/etcd-maglev.env.example $(DOCDIR)/examples/etcd-maglev.env.example 0644 \
 	docs/prometheus-rules.yml $(DOCDIR)/examples/prometheus-rules.yml 0644
 # The sources: the words in the tree (the destinations are absolute).
 INSTALL_SRCS = $(filter $(BUILD)/% docs/% userspace/%,$(INSTALL_FILES))

@@ -55,7 +55,8 @@ for f in usr/sbin/maglevd usr/bin/maglevctl usr/sbin/maglev-decap usr/lib/maglev
 	usr/share/bash-completion/completions/maglevctl usr/share/doc/maglev-lb/copyright \
 	usr/share/doc/maglev-lb/examples/maglevd.conf.example \
 	usr/share/doc/maglev-lb/examples/bird.conf usr/share/doc/maglev-lb/examples/frr.conf \
-	usr/share/doc/maglev-lb/examples/keepalived.conf; do
+	usr/share/doc/maglev-lb/examples/keepalived.conf \
+	usr/share/doc/maglev-lb/examples/etcd-maglev.env.example; do
 	grep -qx "$f" "$T/files" || miss="$miss $f"
 done
 [ -n "$miss" ] && diag "missing:$miss"

@@ -40,6 +40,7 @@ expected="755 sbin/maglevd
 644 share/doc/maglev-lb/examples/bird.conf
 644 share/doc/maglev-lb/examples/frr.conf
 644 share/doc/maglev-lb/examples/keepalived.conf
+644 share/doc/maglev-lb/examples/etcd-maglev.env.example
 644 share/doc/maglev-lb/examples/prometheus-rules.yml"
 while read -r mode f; do
 	check "installed $f, mode $mode" [ -f "$P/$f" -a "$(stat -c %a "$P/$f" 2>/dev/null)" = "$mode" ]

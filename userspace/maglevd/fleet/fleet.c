@@ -36,6 +36,11 @@ struct wjob {
 	struct wjob *next;
 };
 
+/* Its down verdicts' share of a status value: with the rest (512 VIPs'
+ * digests at most) well under etcd's 1.5 MiB request limit.
+ */
+#define FLEET_STATUS_HEALTH_MAX (1u << 20)
+
 /* Each balancer's status key lives this long without a keepalive. */
 #define FLEET_LEASE_TTL_S 5
 #define FLEET_PUBLISH_MS  1000
@@ -76,7 +81,8 @@ static struct {
 	/* The same for the balancers' statuses (health_scope fleet). */
 	atomic_bool hwatching;
 	_Atomic uint64_t hconfirmed_ms;
-	bool health_fallback;	     /* the loop's: following the own checks */
+	bool health_fallback; /* the loop's: following the own checks */
+	bool health_cut_logged;
 	struct etcd_client *qclient; /* the probe's */
 	/* The thread's own. */
 	struct etcd_client *client;
@@ -913,6 +919,7 @@ static void *publisher_thread(void *arg)
 	struct etcd_client *kclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	char key[400], err[400], *published = NULL;
 	int64_t lease = 0;
+	uint64_t put_ms = 0;
 	pthread_t kthread;
 	bool kalive;
 
@@ -924,6 +931,7 @@ static void *publisher_thread(void *arg)
 		json_object *nodes;
 		char *text = NULL;
 		int64_t rev;
+		bool held = false;
 		int r;
 
 		pthread_mutex_lock(&F.lock);
@@ -936,8 +944,15 @@ static void *publisher_thread(void *arg)
 		if (!lease &&
 		    etcd_lease_grant(F.pclient, FLEET_LEASE_TTL_S, &lease, err, sizeof(err))) {
 			lease = 0;
+		} else if (text && published && strcmp(text, published) &&
+			   mono_ms() - put_ms < FLEET_PUBLISH_MS) {
+			/* One put a second at most: a flapping backend's changes
+			 * are coalesced, etcd's history grows by a second's worth.
+			 */
+			held = true;
 		} else if (text && (!published || strcmp(text, published))) {
 			atomic_store(&status_lease, lease);
+			put_ms = mono_ms();
 			r = publish(key, text, lease, err, sizeof(err));
 			if (r < 0) {
 				lease = 0; /* expired, or etcd lost: start again */
@@ -978,7 +993,12 @@ static void *publisher_thread(void *arg)
 		snprintf(F.nodes_error, sizeof(F.nodes_error), "%s", err);
 		pthread_mutex_unlock(&F.lock);
 		/* Sooner while the status waits to be published. */
-		pause_kick(lease && (published || F.node_conflict[0]) ? FLEET_PUBLISH_MS : 200);
+		if (held)
+			pause_ms((unsigned int)(FLEET_PUBLISH_MS -
+						(mono_ms() - put_ms) % FLEET_PUBLISH_MS));
+		else
+			pause_kick(lease && (published || F.node_conflict[0]) ? FLEET_PUBLISH_MS
+									      : 200);
 	}
 	atomic_store(&status_lease, 0);
 	if (kalive)
@@ -1128,8 +1148,21 @@ void fleet_tick(struct daemon *d)
 	json_object_object_add(o, "digests", dg);
 	json_object_object_add(o, "health_scope",
 			       json_object_new_string(fleet_health_on(d) ? "fleet" : "local"));
-	if (fleet_health_on(d))
-		json_object_object_add(o, "health", fleet_health_publish(d));
+	if (fleet_health_on(d)) {
+		bool cut;
+
+		json_object_object_add(o, "health_down_only", json_object_new_boolean(1));
+		json_object_object_add(o, "health",
+				       fleet_health_publish(d, FLEET_STATUS_HEALTH_MAX, &cut));
+		if (cut) {
+			json_object_object_add(o, "health_truncated", json_object_new_boolean(1));
+			if (!F.health_cut_logged)
+				log_warn("fleet: this balancer's down verdicts pass %u bytes: the "
+					 "rest are left out of its status (counted as up)",
+					 FLEET_STATUS_HEALTH_MAX);
+		}
+		F.health_cut_logged = cut;
+	}
 	t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	pthread_mutex_lock(&F.lock);
 	if (!F.status || strcmp(F.status, t)) {

@@ -66,28 +66,41 @@ bool fleet_health_changed(void)
 	return c;
 }
 
-json_object *fleet_health_publish(const struct daemon *d)
+json_object *fleet_health_publish(const struct daemon *d, size_t budget, bool *truncated)
 {
 	json_object *o = json_object_new_object();
 	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN];
+	size_t used = 2;
 	uint32_t i, j;
 
+	/* Every backend "up" made the status grow with the backends (65,536
+	 * of them passed etcd's 1.5 MiB request limit) and change with each
+	 * one added: only what counts against a backend is named.
+	 */
+	*truncated = false;
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		const struct vip *v = d->reg->vips[i];
-		json_object *m;
+		json_object *m = NULL;
 
 		if (!v)
 			continue;
-		m = json_object_new_object();
-		for (j = 0; j < v->nbe; j++) {
-			ctl_format_addr(&v->bes[j].addr, bname, sizeof(bname));
-			json_object_object_add(m, bname,
-					       json_object_new_string(health_local_up(d, &v->bes[j])
-									      ? "up"
-									      : "down"));
-		}
 		ctl_format_vip(&v->key, vname, sizeof(vname));
-		json_object_object_add(o, vname, m);
+		for (j = 0; j < v->nbe; j++) {
+			if (health_local_up(d, &v->bes[j]))
+				continue;
+			ctl_format_addr(&v->bes[j].addr, bname, sizeof(bname));
+			/* "addr":"down", and the VIP's own "name":{} once. */
+			used += strlen(bname) + 10 + (m ? 0 : strlen(vname) + 6);
+			if (used > budget) {
+				*truncated = true;
+				return o;
+			}
+			if (!m) {
+				m = json_object_new_object();
+				json_object_object_add(o, vname, m);
+			}
+			json_object_object_add(m, bname, json_object_new_string("down"));
+		}
 	}
 	return o;
 }
@@ -99,7 +112,11 @@ static int view(json_object *node, const char *vname, const char *bname)
 
 	if (!json_object_object_get_ex(node, "health", &h) ||
 	    !json_object_object_get_ex(h, vname, &m) || !json_object_object_get_ex(m, bname, &s))
-		return -1;
+		/* A balancer that names its down verdicts only sees the rest up. */
+		return json_object_object_get_ex(node, "health_down_only", &s) &&
+				       json_object_get_boolean(s)
+			       ? 1
+			       : -1;
 	return strcmp(json_object_get_string(s), "down") != 0;
 }
 
