@@ -39,6 +39,7 @@ INSTALL_FILES = \
 	docs/bird.conf $(DOCDIR)/examples/bird.conf 0644 \
 	docs/frr.conf $(DOCDIR)/examples/frr.conf 0644 \
 	docs/keepalived.conf $(DOCDIR)/examples/keepalived.conf 0644 \
+	docs/etcd-maglev.env.example $(DOCDIR)/examples/etcd-maglev.env.example 0644 \
 	docs/prometheus-rules.yml $(DOCDIR)/examples/prometheus-rules.yml 0644
 # The sources: the words in the tree (the destinations are absolute).
 INSTALL_SRCS = $(filter $(BUILD)/% docs/% userspace/%,$(INSTALL_FILES))
@@ -59,9 +60,12 @@ install: install-prereqs
 		docs/maglevd.service > "$(DESTDIR)$(UNITDIR)/maglevd.service"
 	sed -e 's|/usr/local/sbin/|$(SBINDIR)/|g' -e 's|/usr/local/share/doc/maglev-lb|$(DOCDIR)|g' \
 		docs/maglev-decap@.service > "$(DESTDIR)$(UNITDIR)/maglev-decap@.service"
+	sed -e 's|/usr/local/sbin/|$(SBINDIR)/|g' -e 's|/usr/local/share/doc/maglev-lb|$(DOCDIR)|g' \
+		docs/maglevd-withdraw.service > "$(DESTDIR)$(UNITDIR)/maglevd-withdraw.service"
 
 uninstall:
 	@set -- $(INSTALL_FILES); while [ $$# -gt 0 ]; do \
 		rm -fv "$(DESTDIR)$$2"; shift 3; \
 	done
-	rm -fv "$(DESTDIR)$(UNITDIR)/maglevd.service" "$(DESTDIR)$(UNITDIR)/maglev-decap@.service"
+	rm -fv "$(DESTDIR)$(UNITDIR)/maglevd.service" "$(DESTDIR)$(UNITDIR)/maglev-decap@.service" \
+		"$(DESTDIR)$(UNITDIR)/maglevd-withdraw.service"

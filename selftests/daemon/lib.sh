@@ -104,6 +104,14 @@ route_monitor() {
 	return 1
 }
 clx() { ip netns exec "$NS_CL" "$@"; }
+# poll_until SECONDS CMD...: true once CMD is, polled every 0.1 s; false
+# after SECONDS.
+poll_until() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -le $end ]; do "$@" && return 0; sleep 0.1; done
+	return 1
+}
 ctl() { "$MAGLEVCTL" "$@"; }
 
 setup_net() {

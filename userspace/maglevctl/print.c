@@ -428,6 +428,17 @@ static void print_fleet(json_object *resp)
 	if (jstr(f, "refused_error"))
 		printf("fleet: REFUSED revision %" PRId64 ": %s\n", jint(f, "refused_revision"),
 		       jstr(f, "refused_error"));
+	if (jstr(f, "endpoint"))
+		printf("fleet: reading %s, input %s %" PRId64 " ms ago\n",
+		       jstr(f, "endpoint")[0] ? jstr(f, "endpoint") : "(none yet)",
+		       jbool(f, "input_confirmed") ? "confirmed" : "never confirmed, started",
+		       jint(f, "input_age_ms"));
+	if (jbool(f, "health_fallback"))
+		printf("fleet: HEALTH FALLBACK: the balancers' verdicts were last confirmed "
+		       "%" PRId64 " ms ago: the tables follow this balancer's own checks\n",
+		       jint(f, "health_input_age_ms"));
+	if (jstr(f, "node_conflict"))
+		printf("fleet: NODE CONFLICT: %s\n", jstr(f, "node_conflict"));
 	if (jstr(f, "health_scope") && !strcmp(jstr(f, "health_scope"), "fleet"))
 		printf("fleet: health_scope fleet (the table follows a majority of the balancers' "
 		       "verdicts; see fleet status)\n");

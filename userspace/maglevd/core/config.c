@@ -53,6 +53,7 @@ void config_defaults(struct maglevd_config *cfg)
 	cfg->announce_protocol = 250;
 	cfg->announce_min_backends = 1;
 	cfg->announce_stop_grace_ms = 5000;
+	cfg->health_fleet_max_age_ms = 15000;
 	strcpy(cfg->fleet_prefix, "/maglev/");
 	if (gethostname(cfg->fleet_node, sizeof(cfg->fleet_node)))
 		strcpy(cfg->fleet_node, "maglevd");
@@ -346,6 +347,7 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 	U("max_backends_per_vip", cfg->max_backends_per_vip, 1, MAGLEV_MAX_BACKENDS - 1)
 	U("announce_min_backends", cfg->announce_min_backends, 1, 65535)
 	U("announce_stop_grace_ms", cfg->announce_stop_grace_ms, 0, 600000)
+	U("health_fleet_max_age_ms", cfg->health_fleet_max_age_ms, 0, 86400000)
 	else if (!strcmp(key, "announce_table"))
 	{
 		if (!strcmp(val, "off")) {

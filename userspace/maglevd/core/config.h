@@ -66,6 +66,8 @@ struct maglevd_config {
 	 * live balancers' verdicts, not this balancer's own checks.
 	 */
 	bool health_fleet;
+	/* Fleet input older than this: follow this balancer's own checks (0: never). */
+	uint32_t health_fleet_max_age_ms;
 };
 
 void config_defaults(struct maglevd_config *cfg);

@@ -224,6 +224,14 @@ int announce_start(struct daemon *d, char *err, size_t errlen);
 void announce_tick(struct daemon *d);
 /* A stop was asked: withdraw, and true while the grace keeps the loop going. */
 bool announce_grace(struct daemon *d);
+/* The stop asked is a restart (SIGUSR2): leave the routes, as a crash does. */
+void announce_keep(void);
+/*
+ * maglevd --withdraw: remove every route of cfg's announce table and
+ * protocol, when no maglevd answers on the control socket (the unit run by
+ * systemd's OnFailure= once maglevd is given up on). 0, or -errno with err.
+ */
+int announce_withdraw_all(const struct maglevd_config *cfg, char *err, size_t errlen);
 /* maglevctl announce on|off: maintenance, kept across restarts. */
 int announce_set(struct daemon *d, bool on, char *err, size_t errlen);
 json_object *announce_json(struct daemon *d);

@@ -43,17 +43,22 @@ static bool verbose;
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: maglevd [-c FILE] [-t] [-v] [-V]\n"
+	fprintf(f, "Usage: maglevd [-c FILE] [-t] [-v] [-V] [-W]\n"
 		   "  -c, --config FILE  configuration file (default " MAGLEVD_DEFAULT_CONFIG ")\n"
 		   "  -t, --test         check the configuration file and exit\n"
 		   "  -v, --verbose      log at debug level (overrides log_level)\n"
 		   "  -V, --version      print the version and exit\n"
+		   "  -W, --withdraw     remove every announced route (announce_table) and\n"
+		   "                     exit; refused while a maglevd answers on the\n"
+		   "                     control socket (systemd's OnFailure= runs it)\n"
 		   "  -h, --help         this help\n"
 		   "Runs in the foreground, logs to stderr, notifies systemd when ready.\n"
 		   "Signals: SIGTERM/SIGINT exit leaving the XDP program attached and\n"
 		   "forwarding (announced VIPs are withdrawn first, announce_stop_grace_ms\n"
-		   "before the exit); SIGHUP reloads the configuration file (maglevctl\n"
-		   "reload does too, and reports the result).\n"
+		   "before the exit); SIGUSR2 exits the same way but leaves the announced\n"
+		   "routes, as a crash does, for a restart (systemd's RestartKillSignal);\n"
+		   "SIGHUP reloads the configuration file (maglevctl reload does too, and\n"
+		   "reports the result).\n"
 		   "Control it with maglevctl(8); see maglevd(8) and maglevd.conf(5).\n");
 }
 
@@ -364,6 +369,10 @@ static void on_signal(struct daemon *d, struct ev_source *src, uint32_t events)
 
 			log_info("SIGHUP: reloading %s", d->config_path);
 			daemon_reload(d, err, sizeof(err)); /* logs the result */
+		} else if (si.ssi_signo == SIGUSR2) {
+			log_info("SIGUSR2: exiting for a restart; the XDP program stays attached");
+			announce_keep();
+			d->stop = true;
 		} else {
 			log_info("signal %u: exiting; the XDP program stays attached",
 				 si.ssi_signo);
@@ -438,10 +447,13 @@ static int test_config(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'}, {"test", no_argument, NULL, 't'},
-		{"verbose", no_argument, NULL, 'v'},	  {"version", no_argument, NULL, 'V'},
-		{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+					     {"test", no_argument, NULL, 't'},
+					     {"verbose", no_argument, NULL, 'v'},
+					     {"version", no_argument, NULL, 'V'},
+					     {"help", no_argument, NULL, 'h'},
+					     {"withdraw", no_argument, NULL, 'W'},
+					     {NULL, 0, NULL, 0}};
 	struct ev_source sig_src = {.fd = -1, .cb = on_signal};
 	struct ev_source tick_src = {.fd = -1, .cb = on_tick};
 	struct itimerspec its = {.it_interval = {0, TICK_MS * 1000000L},
@@ -449,15 +461,18 @@ int main(int argc, char **argv)
 	struct maglev_dp_opts dpo = {0};
 	struct maglev_config mc;
 	struct daemon d = {0};
-	bool test_only = false, missing;
+	bool test_only = false, withdraw = false, missing;
 	uint32_t live;
 	char err[512];
 	sigset_t sigs;
 	int c, i;
 
 	d.config_path = MAGLEVD_DEFAULT_CONFIG;
-	while ((c = getopt_long(argc, argv, "c:tvVh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:tvVhW", opts, NULL)) != -1) {
 		switch (c) {
+		case 'W':
+			withdraw = true;
+			break;
 		case 'c':
 			d.config_path = optarg;
 			break;
@@ -490,6 +505,12 @@ int main(int argc, char **argv)
 	}
 	if (test_only)
 		return test_config(&d);
+	if (withdraw) {
+		if (!announce_withdraw_all(&d.cfg, err, sizeof(err)))
+			return 0;
+		log_err("--withdraw: %s", err);
+		return 1;
+	}
 	log_set_level(verbose ? LOG_DEBUG : d.cfg.log_level);
 	fd_limit_raise(&d.cfg);
 	if (d.cfg.seed_default)
@@ -503,6 +524,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 
 	dpo.pin_dir = d.cfg.pin_dir;

@@ -21,7 +21,7 @@ static struct {
 	uint32_t gen;
 	bool set, up;
 } local[MAGLEV_MAX_BACKENDS];
-static bool changed;
+static bool changed, changed_local;
 
 bool health_local_up(const struct daemon *d, const struct be *b)
 {
@@ -41,13 +41,21 @@ void fleet_health_local(const struct vip *v, const struct be *b, bool up, const 
 	local[b->idx].gen = b->gen;
 	local[b->idx].set = true;
 	local[b->idx].up = up;
-	changed = true;
+	changed = changed_local = true;
 	if (was == up)
 		return;
 	ctl_format_vip(&v->key, vname, sizeof(vname));
 	ctl_format_addr(&b->addr, bname, sizeof(bname));
 	log_info("health: backend %s of %s is %s here (%s); the fleet's quorum decides", bname,
 		 vname, up ? "up" : "down", why[0] ? why : "checks pass");
+}
+
+bool fleet_health_changed_local(void)
+{
+	bool c = changed_local;
+
+	changed_local = false;
+	return c;
 }
 
 bool fleet_health_changed(void)
@@ -58,28 +66,41 @@ bool fleet_health_changed(void)
 	return c;
 }
 
-json_object *fleet_health_publish(const struct daemon *d)
+json_object *fleet_health_publish(const struct daemon *d, size_t budget, bool *truncated)
 {
 	json_object *o = json_object_new_object();
 	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN];
+	size_t used = 2;
 	uint32_t i, j;
 
+	/* Every backend "up" made the status grow with the backends (65,536
+	 * of them passed etcd's 1.5 MiB request limit) and change with each
+	 * one added: only what counts against a backend is named.
+	 */
+	*truncated = false;
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		const struct vip *v = d->reg->vips[i];
-		json_object *m;
+		json_object *m = NULL;
 
 		if (!v)
 			continue;
-		m = json_object_new_object();
-		for (j = 0; j < v->nbe; j++) {
-			ctl_format_addr(&v->bes[j].addr, bname, sizeof(bname));
-			json_object_object_add(m, bname,
-					       json_object_new_string(health_local_up(d, &v->bes[j])
-									      ? "up"
-									      : "down"));
-		}
 		ctl_format_vip(&v->key, vname, sizeof(vname));
-		json_object_object_add(o, vname, m);
+		for (j = 0; j < v->nbe; j++) {
+			if (health_local_up(d, &v->bes[j]))
+				continue;
+			ctl_format_addr(&v->bes[j].addr, bname, sizeof(bname));
+			/* "addr":"down", and the VIP's own "name":{} once. */
+			used += strlen(bname) + 10 + (m ? 0 : strlen(vname) + 6);
+			if (used > budget) {
+				*truncated = true;
+				return o;
+			}
+			if (!m) {
+				m = json_object_new_object();
+				json_object_object_add(o, vname, m);
+			}
+			json_object_object_add(m, bname, json_object_new_string("down"));
+		}
 	}
 	return o;
 }
@@ -91,7 +112,11 @@ static int view(json_object *node, const char *vname, const char *bname)
 
 	if (!json_object_object_get_ex(node, "health", &h) ||
 	    !json_object_object_get_ex(h, vname, &m) || !json_object_object_get_ex(m, bname, &s))
-		return -1;
+		/* A balancer that names its down verdicts only sees the rest up. */
+		return json_object_object_get_ex(node, "health_down_only", &s) &&
+				       json_object_get_boolean(s)
+			       ? 1
+			       : -1;
 	return strcmp(json_object_get_string(s), "down") != 0;
 }
 
@@ -121,14 +146,14 @@ static bool fleet_up(json_object *nodes, const char *vname, const char *bname, u
 	return 2 * *down <= *voters;
 }
 
-void fleet_health_apply(struct daemon *d, json_object *nodes)
+void fleet_health_apply(struct daemon *d, json_object *nodes, bool own)
 {
 	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN], err[300], why[96];
 	struct health_changes *cs = NULL;
 	struct registry *next = NULL;
 	uint32_t i, j, n = 0, down, voters;
 
-	if (!fleet_health_on(d) || !nodes)
+	if (!fleet_health_on(d) || (!nodes && !own))
 		return;
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		struct vip *v = d->reg->vips[i];
@@ -142,7 +167,12 @@ void fleet_health_apply(struct daemon *d, json_object *nodes)
 			bool up;
 
 			ctl_format_addr(&b->addr, bname, sizeof(bname));
-			up = fleet_up(nodes, vname, bname, &down, &voters);
+			if (own) {
+				up = health_local_up(d, b);
+				voters = 1;
+			} else {
+				up = fleet_up(nodes, vname, bname, &down, &voters);
+			}
 			if (!voters || up == b->up)
 				continue;
 			if (!next && !(next = registry_clone(d->reg))) {
@@ -156,13 +186,20 @@ void fleet_health_apply(struct daemon *d, json_object *nodes)
 			nb->start_down = false;
 			next->vips[i]->dirty = true;
 			n++;
-			snprintf(why, sizeof(why), "by the fleet (%u of %u balancers see it down)",
-				 down, voters);
+			if (own)
+				snprintf(why, sizeof(why),
+					 "by this balancer's own checks (the fleet's verdicts are "
+					 "too old)");
+			else
+				snprintf(why, sizeof(why),
+					 "by the fleet (%u of %u balancers see it down)", down,
+					 voters);
 			health_changes_add(cs, v, b, up, why);
 		}
 	}
 	if (next && health_changes_commit(d, next, COMMIT_SRC_FLEET_HEALTH, cs, err, sizeof(err)))
-		log_err("health: applying the fleet's %u verdicts: %s", n, err);
+		log_err("health: applying %u verdicts%s: %s", n,
+			own ? " of this balancer's own checks" : " of the fleet", err);
 }
 
 json_object *fleet_health_json(const struct daemon *d, json_object *nodes)
