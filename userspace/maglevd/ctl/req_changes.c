@@ -320,7 +320,8 @@ static int do_backend_add(struct daemon *d, struct registry *r, json_object *req
 
 static int do_backend_del(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {"vip", "backend", NULL};
+	/* "force" is for requests.c (flows_guard.c), the request as a whole. */
+	static const char *const keys[] = {"vip", "backend", "force", NULL};
 	struct ctl_addr a;
 	struct vip *v;
 
@@ -403,7 +404,7 @@ int req_apply_change(struct daemon *d, struct registry *r, const char *cmd, json
 	if (strcmp(cmd, "batch"))
 		return req_find_change(cmd)(d, r, req, e);
 	{
-		static const char *const keys[] = {"requests", "dry_run", NULL};
+		static const char *const keys[] = {"requests", "dry_run", "force", NULL};
 
 		if (req_check_keys(req, keys, e))
 			return -EINVAL;
@@ -426,6 +427,11 @@ int req_apply_change(struct daemon *d, struct registry *r, const char *cmd, json
 		fn = req_find_change(sc);
 		if (!fn)
 			return req_fail(e, "batch request %zu: '%.40s' is not a change", i + 1, sc);
+		if (json_object_object_get_ex(sub, "force", NULL))
+			return req_fail(e,
+					"batch request %zu: force is the whole batch's (give it "
+					"beside requests)",
+					i + 1);
 		if (fn(d, r, sub, &se))
 			return req_fail(e, "batch request %zu (%s): %s", i + 1, sc, se.msg);
 	}
