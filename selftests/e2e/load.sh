@@ -44,7 +44,7 @@ cp "$TOPO_DIR/wrk.out" "$out.wrk"
 
 rc=0
 for s in "${steps[@]}"; do [ "${s%%:*}" = ok ] || rc=1; done
-e2e_result $rc "during the run: add b4, drain b4, delete b4 once its flows ended" "${steps[@]}"
+e2e_result $rc "during the run: add b4 (in at its first passing check), drain b4, delete b4 once its flows ended" "${steps[@]}"
 rc=0
 [ "$(e2e_count "$out.mid" b4)" -gt 0 ] && [ "$(e2e_count "$out.end" b4)" = 0 ] &&
 	[ "$(e2e_failed "$out.mid")" = 0 ] && [ "$(e2e_failed "$out.end")" = 0 ] || rc=1

@@ -122,9 +122,10 @@ static const struct {
 	 "Usage: maglevctl backend add VIP BACKEND [--weight N] [--drain] [--start-down]\n"
 	 "Add a backend (an address; it answers on the VIP's port) to a VIP. Weight\n"
 	 "0..65535, default 1; weight 0 takes no new flows. The table is rebuilt and\n"
-	 "swapped in one step. A new backend is up at once; with --start-down it is\n"
-	 "down and takes traffic only after its first passing health check (at once\n"
-	 "with --check none). Example:\n"
+	 "swapped in one step. When the VIP has a health check, a new backend starts\n"
+	 "down and takes traffic only after its first passing check (a mistyped\n"
+	 "address gets no flow); with --check none it is up at once. --start-down,\n"
+	 "the default now, is still accepted. Example:\n"
 	 "  maglevctl backend add 192.0.2.10:80/tcp 198.51.100.5 --weight 3\n"},
 	{"backend", "del",
 	 "Usage: maglevctl backend del VIP BACKEND [--force]\n"
