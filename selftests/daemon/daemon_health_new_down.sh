@@ -44,6 +44,11 @@ diag "checks failed meanwhile: $(field $V 198.51.100.62 .checks_failed)"
 check "$sent new flows while its checks fail: none to it ($got)" [ "$got" -eq 0 ]
 check "still down after 5 failed checks" \
 	[ "$(field $V 198.51.100.62 '.state + " " + .last_result')" = "down fail" ]
+# A restore while it waits keeps it waiting for its first pass.
+ctl save >"$TDIR/pending.save"
+check "restore while it waits: accepted" ctl restore "$TDIR/pending.save"
+check "... it is still down and waiting for its first pass (start_down)" \
+	[ "$(field $V 198.51.100.62 '.state + " " + (.start_down|tostring)')" = "down true" ]
 
 # The service comes up at that address: the first passing check brings it in.
 listen_tcp "$NS_LB" 198.51.100.62 5000 || nok "listener on 198.51.100.62:5000"

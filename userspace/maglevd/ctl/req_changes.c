@@ -293,10 +293,11 @@ static int do_vip_del(struct daemon *d, struct registry *r, json_object *req, st
 static bool starts_down(const struct daemon *d, const struct vip *v, const struct ctl_addr *a)
 {
 	const struct vip *live = registry_find_vip(d->reg, &v->key);
+	const struct be *b = live ? vip_find_be(live, a) : NULL;
 	struct hc_params p;
 
-	if (live && vip_find_be(live, a))
-		return false;
+	if (b)
+		return b->start_down; /* one still waiting for its first pass goes on waiting */
 	vip_hc(v, &d->cfg.hc, &p);
 	return p.type != HC_NONE;
 }
