@@ -111,7 +111,9 @@ static const struct {
 	 "  maglevctl vip set 192.0.2.10:80/tcp --placement ring --vnodes 1000\n"
 	 "  maglevctl vip set 192.0.2.10:80/tcp --balance-factor 1.25\n"
 	 "  maglevctl vip set 192.0.2.10:80/tcp --encap gue --check http --check-path /up\n"},
-	{"vip", "del", "Usage: maglevctl vip del VIP\nDelete a VIP and all its backends.\n"},
+	{"vip", "del",
+	 "Usage: maglevctl vip del VIP\nDelete a VIP and all its backends, whatever flows they "
+	 "carry\n(it ends the service; backend del refuses a backend that carries flows).\n"},
 	{"vip", "list",
 	 "Usage: maglevctl vip list\nList VIPs with backend counts and table generation.\n"},
 	{"vip", "show",
