@@ -84,7 +84,8 @@ L72=$LPID
 ctl vip add $V --check tcp --check-interval 3000 --check-timeout 500 --rise 1 --fall 1
 ctl backend add $V 198.51.100.71
 ctl backend add $V 198.51.100.72
-for i in $(seq 100); do [ "$(field $V 198.51.100.72 .checks_ok)" -ge 1 ] 2>/dev/null && break; sleep 0.05; done
+# New backends are up at their first passing check: both, within 5 s.
+wait_state $V 198.51.100.71 up 5 && wait_state $V 198.51.100.72 up 5
 check "both backends pass their checks and hold slots" \
 	bash -c "[ $(slots $V 198.51.100.71) -gt 0 ] && [ $(slots $V 198.51.100.72) -gt 0 ]"
 touch "$FAIL"

@@ -7,7 +7,8 @@
 # three: removed on all, one digest again; unblocked: back on all. With
 # health_scope local the same block gives balancer 1 another table, which the
 # digests and fleet status report. health_scope fleet without fleet_etcd is
-# refused, and a reload does not switch the scope.
+# refused, and a reload does not switch the scope. A new backend at a dead
+# address stays down on all three (never up, no slot).
 #
 #   etcd ns: lo 192.0.2.254 (etcd) and the backends 198.51.100.21, .22 (port
 #   8080), one veth per balancer ns bN: 192.0.2.(240+4N-3)/30 <-> (240+4N-2)
@@ -185,6 +186,33 @@ check "all three: $BE1 seen up by b1, b2 and b3, fleet verdict up" until_ok 15 a
 check "... one tables digest" until_ok 5 one_digest
 check "status -j: health_scope fleet, both backends' views from 3 voters" \
 	bash -c "$MAGLEVCTL -s $TDIR/b2.sock -j status | jq -e '.fleet.health_scope == \"fleet\" and (.fleet.health | length == 2) and ([.fleet.health[].voters] == [3, 3])' >/dev/null"
+
+# A new backend at a dead address, through etcd: down on every balancer until
+# a majority has seen it pass, which never comes; a voter that has not
+# published its view of it yet counts as seeing it down, or the first view
+# published would bring it in on all three.
+BE3=198.51.100.23
+VAL2="[{\"cmd\":\"vip.add\",\"vip\":\"$V\"},{\"cmd\":\"backend.add\",\"vip\":\"$V\",\"backend\":\"$BE1\",\"weight\":1},{\"cmd\":\"backend.add\",\"vip\":\"$V\",\"backend\":\"$BE2\",\"weight\":1}"
+be3() { for n in 1 2 3; do c $n -j backend list $V | jq -r --arg b $BE3 '[.backends[] | select(.backend == $b) | .state] | .[0] // "none"'; done | tr '\n' ' '; }
+be3_gone() { [ "$(be3)" = "none none none " ]; }
+ectl put "${PFX}vips/$V" "$VAL2,{\"cmd\":\"backend.add\",\"vip\":\"$V\",\"backend\":\"$BE3\",\"weight\":1}]" >/dev/null ||
+	nok "add $BE3 through etcd"
+# From the put on: every state each balancer shows, and any slot it gets.
+seen= on_all=0
+end=$((SECONDS + 4))
+while [ $SECONDS -le $end ]; do
+	st=$(be3)
+	case "$st" in *none*) ;; *) on_all=1 ;; esac
+	case "$st" in *up*) seen="$seen [$st]" ;; esac
+	for n in 1 2 3; do [ "$(c $n -j table $V | jq --arg b $BE3 '[.backends[] | select(.backend == $b) | .slots] | add // 0')" = 0 ] || seen="$seen [b$n slots]"; done
+	sleep 0.1
+done
+diag "$BE3 at the end: $(be3)"
+check "a new backend at a dead address, through etcd: on all three, never up there, no slot, over 4 s (${seen:-never up})" \
+	bash -c "[ $on_all = 1 ] && [ -z '$seen' ]"
+ectl put "${PFX}vips/$V" "$VAL2]" >/dev/null || nok "remove $BE3 through etcd"
+check "... removed again through etcd: gone from all three" until_ok 10 be3_gone
+check "... one tables digest again" until_ok 10 one_digest
 d0=$(c 1 -j status | jq -r .vips_digest)
 D0="$d0 $d0 $d0 "
 

@@ -190,8 +190,9 @@ check "metrics: connection-table occupancy (slots, live entries)" \
 ctl backend set $VF 198.51.100.41 --drain
 sleep 2.5
 check "a drained backend keeps counting the flows it still serves" [ "$(flows 198.51.100.41)" = "$want41" ]
-# Re-added, the backend has a new generation: the old entries are not its flows.
-ctl backend del $VF 198.51.100.41 && ctl backend add $VF 198.51.100.41
+# Re-added, the backend has a new generation: the old entries are not its flows
+# (--force: it still carries them, so a plain del is refused).
+ctl backend del $VF 198.51.100.41 --force && ctl backend add $VF 198.51.100.41
 end=$((SECONDS + 10))
 while [ $SECONDS -le $end ] && [ "$(flows 198.51.100.41)" != 0 ]; do sleep 0.2; done
 check "a deleted and re-added backend holds none of its old entries" [ "$(flows 198.51.100.41)" = 0 ]

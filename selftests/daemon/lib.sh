@@ -286,6 +286,13 @@ pktio() {
 	clx python3 "$PKTIO" --ifname c0 --src 203.0.113.2 "$@"
 }
 
+# flows_to DST DPORT SPORTS BACKEND: how many of the flows from SPORTS (one
+# packet each) to DST:DPORT went to BACKEND.
+flows_to() {
+	pktio --dst "$1" --dport "$2" --sports "$3" --count 1 |
+		jq --arg b "$4" '[.flows[] | select(has($b))] | length'
+}
+
 # A snapshot of everything a rejected request must leave alone.
 snapshot() {
 	{

@@ -20,7 +20,7 @@ CTL_FUZZ_LIBS := -ljson-c -lmnl -lbpf -lelf -lz -lpthread -lcurl -lm
 
 # The daemon's code under test: everything but main.c (event loop, commit),
 # the control and metrics servers, and what only talks to the kernel.
-CTL_FUZZ_DAEMON := ctl/requests ctl/req_args ctl/req_changes ctl/req_queries ctl/ctl_commit \
+CTL_FUZZ_DAEMON := ctl/requests ctl/req_args ctl/req_changes ctl/req_queries ctl/ctl_commit ctl/flows_guard \
 	model/registry model/vip_sync model/balance datapath/registry_writer core/config model/state \
 	core/log core/durable datapath/table_swap \
 	datapath/slowpath health/health health/health_verdicts health/health_changes health/hc_udp \

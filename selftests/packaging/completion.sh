@@ -52,7 +52,7 @@ expect "--on-fail values" "$C vip add 192.0.2.10:80/tcp --on-fail " "drain repic
 expect "backend set options" "$C backend set 192.0.2.10:80/tcp 198.51.100.5 --" "--drain --help --undrain --weight"
 expect "stats options, -j before the object" "$C -j stats -" "--help --watch -w"
 touch "$TDIR/lb-saved.conf"
-expect "restore options" "$C restore --" "--allow-empty --dry-run --help --no-flush"
+expect "restore options" "$C restore --" "--allow-empty --dry-run --force --help --no-flush"
 expect "restore completes files" "$C restore --no-flush $TDIR/lb-s" "$TDIR/lb-saved.conf"
 # Every command maglevctl --help lists is completed (lines that only continue
 # the arguments of the line above name none).

@@ -217,6 +217,10 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 		{"undrain", OPT_FLAG, "drain", false},
 		{NULL, 0, NULL, false},
 	};
+	static const struct opt_def be_del_opts[] = {
+		{"force", OPT_FLAG, "force", true},
+		{NULL, 0, NULL, false},
+	};
 	static const struct opt_def none[] = {{NULL, 0, NULL, false}};
 	static const char *const vip_pos[] = {"vip"};
 	static const char *const be_pos[] = {"vip", "backend"};
@@ -249,8 +253,8 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 			return parse_args("backend.add", argc - 1, argv + 1, be_add_opts, NULL,
 					  be_pos, 2, e);
 		if (!strcmp(verb, "del"))
-			return parse_args("backend.del", argc - 1, argv + 1, none, NULL, be_pos, 2,
-					  e);
+			return parse_args("backend.del", argc - 1, argv + 1, be_del_opts, NULL,
+					  be_pos, 2, e);
 		if (!strcmp(verb, "set")) {
 			json_object *req = parse_args("backend.set", argc - 1, argv + 1,
 						      be_set_opts, NULL, be_pos, 2, e);

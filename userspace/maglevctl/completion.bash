@@ -65,9 +65,10 @@ _maglevctl() {
 			"vip set") cands="--encap --gue-port --placement --vnodes --balance-factor --second-chance --no-second-chance $checks --help" ;;
 			"backend add") cands="--weight --drain --start-down --help" ;;
 			"backend set") cands="--weight --drain --undrain --help" ;;
+			"backend del") cands="--force --help" ;;
 			stats*) cands="-w --watch --help" ;;
 			table*) cands="--dump --help" ;;
-			restore*) cands="--no-flush --dry-run --allow-empty --help" ;;
+			restore*) cands="--no-flush --dry-run --allow-empty --force --help" ;;
 			"fleet status") cands="--settle --help" ;;
 			*) cands="--help" ;;
 			esac

@@ -345,6 +345,7 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 	const char *path = NULL;
 	int *lines = NULL, nlines = 0;
 	bool flush = true, dry_run = false, allow_empty = false, is_save = false, ended = false;
+	bool force = false;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -361,6 +362,8 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 			dry_run = true;
 		} else if (!strcmp(argv[i], "--allow-empty")) {
 			allow_empty = true;
+		} else if (!strcmp(argv[i], "--force")) {
+			force = true;
 		} else if (!path && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) {
 			path = argv[i];
 		} else {
@@ -469,6 +472,8 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 	batch = json_object_new_object();
 	json_object_object_add(batch, "cmd", json_object_new_string("batch"));
 	json_object_object_add(batch, "requests", json_object_get(list));
+	if (force)
+		json_object_object_add(batch, "force", json_object_new_boolean(1));
 	if (dry_run)
 		json_object_object_add(batch, "dry_run", json_object_new_boolean(1));
 	else
@@ -509,7 +514,8 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 				if (e)
 					json_object_object_add(resp, "daemon_error",
 							       json_object_new_string(e));
-				json_object_object_add(resp, "error", json_object_new_string(where));
+				json_object_object_add(resp, "error",
+						       json_object_new_string(where));
 				printf("%s\n", json_object_to_json_string(resp));
 			}
 			fprintf(stderr, "maglevctl: %s\n", where);

@@ -352,6 +352,11 @@ static void decide(struct daemon *d, const struct vip *v, const struct vip *live
 			 an.not_attached);
 	} else if (!live || !live->table_gen) {
 		a->why = WHY_TABLE;
+	} else if (!a->checked && v->nbe) {
+		/* Before their first checks new backends are down (start_down):
+		 * the checks, not the backends, are what the VIP waits for.
+		 */
+		a->why = WHY_CHECKS;
 	} else if (usable < d->cfg.announce_min_backends) {
 		a->why = WHY_BACKENDS;
 		snprintf(a->detail, sizeof(a->detail), "%u of %u backends usable, %u wanted",

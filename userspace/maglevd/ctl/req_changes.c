@@ -284,12 +284,30 @@ static int do_vip_del(struct daemon *d, struct registry *r, json_object *req, st
 	return registry_vip_del(r, &v->key, e->msg, sizeof(e->msg));
 }
 
+/*
+ * A new backend of a VIP with checks starts down, up at its first passing
+ * check: up at once, a mistyped address took new flows until `fall` checks
+ * had failed. One the live registry already has (a restore deletes and adds
+ * it back) keeps its health, and so do the backends a restart adopts.
+ */
+static bool starts_down(const struct daemon *d, const struct vip *v, const struct ctl_addr *a)
+{
+	const struct vip *live = registry_find_vip(d->reg, &v->key);
+	const struct be *b = live ? vip_find_be(live, a) : NULL;
+	struct hc_params p;
+
+	if (b)
+		return b->start_down; /* one still waiting for its first pass goes on waiting */
+	vip_hc(v, &d->cfg.hc, &p);
+	return p.type != HC_NONE;
+}
+
 static int do_backend_add(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
 	static const char *const keys[] = {"vip", "backend", "weight", "drain", "start_down", NULL};
 	struct ctl_addr a;
 	int64_t weight = 1;
-	bool has, drain = false, start_down = false;
+	bool has, has_sd, drain = false, start_down = false;
 	struct vip *v;
 	int ret;
 
@@ -297,8 +315,10 @@ static int do_backend_add(struct daemon *d, struct registry *r, json_object *req
 	    req_get_backend(req, &a, e) ||
 	    req_get_int(req, "weight", 0, MAGLEV_WEIGHT_MAX, &weight, &has, e) ||
 	    req_get_bool(req, "drain", &drain, &has, e) ||
-	    req_get_bool(req, "start_down", &start_down, &has, e))
+	    req_get_bool(req, "start_down", &start_down, &has_sd, e))
 		return -EINVAL;
+	if (!has_sd)
+		start_down = starts_down(d, v, &a);
 	if (req_addr_unusable(a.family, a.addr)) {
 		char bname[CTL_ADDR_STRLEN];
 
@@ -320,7 +340,8 @@ static int do_backend_add(struct daemon *d, struct registry *r, json_object *req
 
 static int do_backend_del(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {"vip", "backend", NULL};
+	/* "force" is for requests.c (flows_guard.c), the request as a whole. */
+	static const char *const keys[] = {"vip", "backend", "force", NULL};
 	struct ctl_addr a;
 	struct vip *v;
 
@@ -403,7 +424,7 @@ int req_apply_change(struct daemon *d, struct registry *r, const char *cmd, json
 	if (strcmp(cmd, "batch"))
 		return req_find_change(cmd)(d, r, req, e);
 	{
-		static const char *const keys[] = {"requests", "dry_run", NULL};
+		static const char *const keys[] = {"requests", "dry_run", "force", NULL};
 
 		if (req_check_keys(req, keys, e))
 			return -EINVAL;
@@ -426,6 +447,11 @@ int req_apply_change(struct daemon *d, struct registry *r, const char *cmd, json
 		fn = req_find_change(sc);
 		if (!fn)
 			return req_fail(e, "batch request %zu: '%.40s' is not a change", i + 1, sc);
+		if (json_object_object_get_ex(sub, "force", NULL))
+			return req_fail(e,
+					"batch request %zu: force is the whole batch's (give it "
+					"beside requests)",
+					i + 1);
 		if (fn(d, r, sub, &se))
 			return req_fail(e, "batch request %zu (%s): %s", i + 1, sc, se.msg);
 	}

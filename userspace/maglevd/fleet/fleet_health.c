@@ -128,20 +128,26 @@ static bool voter(json_object *node)
 	       !strcmp(json_object_get_string(s), "fleet");
 }
 
-/* The fleet's verdict of a backend; counts in *down and *voters. */
-static bool fleet_up(json_object *nodes, const char *vname, const char *bname, uint32_t *down,
-		     uint32_t *voters)
+/* The fleet's verdict of a backend; counts in *down and *voters. A voter
+ * that has published nothing for a backend still waiting for its first
+ * passing check (start_down) counts as seeing it down: otherwise the first
+ * balancer to publish up would bring a new backend in before a majority did.
+ */
+static bool fleet_up(json_object *nodes, const char *vname, const char *bname, bool start_down,
+		     uint32_t *down, uint32_t *voters)
 {
 	size_t k, n = json_object_array_length(nodes);
 
 	*down = *voters = 0;
 	for (k = 0; k < n; k++) {
 		json_object *node = json_object_array_get_idx(nodes, k);
+		int w;
 
 		if (!voter(node))
 			continue;
 		(*voters)++;
-		*down += view(node, vname, bname) == 0;
+		w = view(node, vname, bname);
+		*down += w == 0 || (w < 0 && start_down);
 	}
 	return 2 * *down <= *voters;
 }
@@ -171,7 +177,7 @@ void fleet_health_apply(struct daemon *d, json_object *nodes, bool own)
 				up = health_local_up(d, b);
 				voters = 1;
 			} else {
-				up = fleet_up(nodes, vname, bname, &down, &voters);
+				up = fleet_up(nodes, vname, bname, b->start_down, &down, &voters);
 			}
 			if (!voters || up == b->up)
 				continue;
@@ -237,7 +243,8 @@ json_object *fleet_health_json(const struct daemon *d, json_object *nodes)
 			}
 			json_object_object_add(o, "views", views);
 			if (nodes) {
-				bool up = fleet_up(nodes, vname, bname, &down, &voters);
+				bool up = fleet_up(nodes, vname, bname, v->bes[j].start_down, &down,
+						   &voters);
 
 				json_object_object_add(o, "voters", json_object_new_int64(voters));
 				json_object_object_add(o, "down_votes",
