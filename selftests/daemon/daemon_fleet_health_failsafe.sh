@@ -29,14 +29,18 @@ BE2=198.51.100.52
 for a in $BE1 $BE2; do lbx ip addr add $a/32 dev lo; done
 listen_tcp "$NS_LB" $BE1 80 && L1=$LPID && listen_tcp "$NS_LB" $BE2 80 && L2=$LPID ||
 	nok "listeners on the backends"
-LEASE=$(ectl lease grant 600 | awk '{print $2}')
-for n in b2 b3; do
-	ectl put --lease="$LEASE" /maglev-test/nodes/$n "{\"node\":\"$n\",\"health_scope\":\"fleet\",\"health\":{}}" >/dev/null ||
-		nok "voter $n"
-done
 ctl vip add $V --check tcp --check-interval 200 --check-timeout 150 --rise 1 --fall 1 >/dev/null
 ctl backend add $V $BE1 >/dev/null
 ctl backend add $V $BE2 >/dev/null
+# The voters publish as balancers do: their down verdicts only (none), at the
+# revision that has both backends (an older one may not have had them).
+LEASE=$(ectl lease grant 600 | awk '{print $2}')
+REV=$(ectl get /maglev-test/ --prefix -w json | jq .header.revision)
+for n in b2 b3; do
+	ectl put --lease="$LEASE" /maglev-test/nodes/$n \
+		"{\"node\":\"$n\",\"health_scope\":\"fleet\",\"health_down_only\":true,\"revision\":$REV,\"health\":{}}" >/dev/null ||
+		nok "voter $n"
+done
 has_route() { lbx ip route show table $TABLE proto $PROTO | grep -q "^blackhole 192.0.2.50 *$"; }
 no_route() { ! has_route; }
 ann() { ctl -j announce | jq -r ".announce.vips[] | select(.vip == \"$V\") | \"\(.reason): \(.detail)\""; }

@@ -105,18 +105,26 @@ json_object *fleet_health_publish(const struct daemon *d, size_t budget, bool *t
 	return o;
 }
 
-/* A voter's view of a backend: 1 up, 0 down, -1 none published. */
-static int view(json_object *node, const char *vname, const char *bname)
+/*
+ * A voter's view of a backend: 1 up, 0 down, -1 none published. A balancer
+ * that names its down verdicts only sees the rest up, once its status is of
+ * revision min_rev or later: one of an older revision may not have had the
+ * backend yet (a new one would be named down until its first pass).
+ */
+static int view(json_object *node, const char *vname, const char *bname, uint64_t min_rev)
 {
 	json_object *h, *m, *s;
 
 	if (!json_object_object_get_ex(node, "health", &h) ||
-	    !json_object_object_get_ex(h, vname, &m) || !json_object_object_get_ex(m, bname, &s))
-		/* A balancer that names its down verdicts only sees the rest up. */
-		return json_object_object_get_ex(node, "health_down_only", &s) &&
-				       json_object_get_boolean(s)
+	    !json_object_object_get_ex(h, vname, &m) || !json_object_object_get_ex(m, bname, &s)) {
+		if (!json_object_object_get_ex(node, "health_down_only", &s) ||
+		    !json_object_get_boolean(s))
+			return -1;
+		return !min_rev || (json_object_object_get_ex(node, "revision", &s) &&
+				    (uint64_t)json_object_get_int64(s) >= min_rev)
 			       ? 1
 			       : -1;
+	}
 	return strcmp(json_object_get_string(s), "down") != 0;
 }
 
@@ -133,10 +141,11 @@ static bool voter(json_object *node)
  * passing check (start_down) counts as seeing it down: otherwise the first
  * balancer to publish up would bring a new backend in before a majority did.
  */
-static bool fleet_up(json_object *nodes, const char *vname, const char *bname, bool start_down,
-		     uint32_t *down, uint32_t *voters)
+static bool fleet_up(const struct daemon *d, json_object *nodes, const char *vname,
+		     const char *bname, bool start_down, uint32_t *down, uint32_t *voters)
 {
 	size_t k, n = json_object_array_length(nodes);
+	uint64_t min_rev = start_down ? d->reg->fleet_rev : 0;
 
 	*down = *voters = 0;
 	for (k = 0; k < n; k++) {
@@ -146,7 +155,7 @@ static bool fleet_up(json_object *nodes, const char *vname, const char *bname, b
 		if (!voter(node))
 			continue;
 		(*voters)++;
-		w = view(node, vname, bname);
+		w = view(node, vname, bname, min_rev);
 		*down += w == 0 || (w < 0 && start_down);
 	}
 	return 2 * *down <= *voters;
@@ -177,7 +186,8 @@ void fleet_health_apply(struct daemon *d, json_object *nodes, bool own)
 				up = health_local_up(d, b);
 				voters = 1;
 			} else {
-				up = fleet_up(nodes, vname, bname, b->start_down, &down, &voters);
+				up = fleet_up(d, nodes, vname, bname, b->start_down, &down,
+					      &voters);
 			}
 			if (!voters || up == b->up)
 				continue;
@@ -230,7 +240,8 @@ json_object *fleet_health_json(const struct daemon *d, json_object *nodes)
 			json_object_object_add(o, "backend", json_object_new_string(bname));
 			for (k = 0; k < nn; k++) {
 				json_object *node = json_object_array_get_idx(nodes, k), *nm;
-				int w = view(node, vname, bname);
+				int w = view(node, vname, bname,
+					     v->bes[j].start_down ? d->reg->fleet_rev : 0);
 
 				if (!json_object_object_get_ex(node, "node", &nm))
 					continue;
@@ -243,8 +254,8 @@ json_object *fleet_health_json(const struct daemon *d, json_object *nodes)
 			}
 			json_object_object_add(o, "views", views);
 			if (nodes) {
-				bool up = fleet_up(nodes, vname, bname, v->bes[j].start_down, &down,
-						   &voters);
+				bool up = fleet_up(d, nodes, vname, bname, v->bes[j].start_down,
+						   &down, &voters);
 
 				json_object_object_add(o, "voters", json_object_new_int64(voters));
 				json_object_object_add(o, "down_votes",
