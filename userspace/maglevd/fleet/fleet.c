@@ -1388,17 +1388,17 @@ void fleet_metrics(struct daemon *d, FILE *f)
 	if (!fleet_enabled(d))
 		return;
 	fprintf(f,
-		"# HELP maglevd_fleet_connected 1 while the etcd watch of the desired state is "
-		"up.\n# TYPE maglevd_fleet_connected gauge\nmaglevd_fleet_connected %d\n",
+		"# HELP maglev_fleet_connected 1 while the etcd watch of the desired state is "
+		"up.\n# TYPE maglev_fleet_connected gauge\nmaglev_fleet_connected %d\n",
 		F.loop_connected);
 	fprintf(f,
-		"# HELP maglevd_fleet_revision The etcd revision of the desired state applied.\n"
-		"# TYPE maglevd_fleet_revision gauge\nmaglevd_fleet_revision %" PRIu64 "\n",
+		"# HELP maglev_fleet_revision The etcd revision of the desired state applied.\n"
+		"# TYPE maglev_fleet_revision gauge\nmaglev_fleet_revision %" PRIu64 "\n",
 		d->reg->fleet_rev);
 	fprintf(f,
-		"# HELP maglevd_fleet_revisions_total Desired states from etcd by result.\n"
-		"# TYPE maglevd_fleet_revisions_total counter\n"
-		"maglevd_fleet_revisions_total{result=\"applied\"} %" PRIu64 "\n"
-		"maglevd_fleet_revisions_total{result=\"refused\"} %" PRIu64 "\n",
+		"# HELP maglev_fleet_revisions_total Desired states from etcd by result.\n"
+		"# TYPE maglev_fleet_revisions_total counter\n"
+		"maglev_fleet_revisions_total{result=\"applied\"} %" PRIu64 "\n"
+		"maglev_fleet_revisions_total{result=\"refused\"} %" PRIu64 "\n",
 		F.applied_total, F.refused_total);
 }
