@@ -156,8 +156,8 @@ check "status text: fleet line with node, connected and the revision" \
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$TDIR/m1"
 check "metrics: maglev_fleet_revision $REV0, maglev_fleet_connected 1" \
 	bash -c "grep -qx 'maglev_fleet_revision $REV0' $TDIR/m1 && grep -qx 'maglev_fleet_connected 1' $TDIR/m1"
-check "every maglev_fleet_ series docs/prometheus-rules.yml uses is exported" \
-	bash -c "names=\$(grep -o 'maglev_fleet_[a-z_]*' $ROOT/docs/prometheus-rules.yml | sort -u); [ -n \"\$names\" ] &&
+check "every maglev_fleet_ series packaging/prometheus/maglev-rules.yml uses is exported" \
+	bash -c "names=\$(grep -o 'maglev_fleet_[a-z_]*' $ROOT/packaging/prometheus/maglev-rules.yml | sort -u); [ -n \"\$names\" ] &&
 		 for n in \$names; do grep -q \"^\$n[ {]\" $TDIR/m1 || exit 1; done"
 check "the state file records the revision" jq1 ".fleet_revision == $REV0" "$STATE"
 
