@@ -31,6 +31,7 @@
 #include "datapath/slowpath.h"
 #include "model/state.h"
 #include "metrics/status.h"
+#include "metrics/web_config.h"
 #include "core/stream.h"
 #include "datapath/table_swap.h"
 #include "version.h"
@@ -295,12 +296,17 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 				log_info("detached from %s", d->cfg.ifaces[i]);
 		}
 	}
-	if (strcmp(nc.metrics_listen, d->cfg.metrics_listen)) {
+	/* A web config is read again at every reload: renewed certificates, changed users. */
+	if (strcmp(nc.metrics_listen, d->cfg.metrics_listen) ||
+	    strcmp(nc.metrics_web_config, d->cfg.metrics_web_config) || nc.metrics_web_config[0]) {
 		metrics_stop(d);
-		if (metrics_start(d, nc.metrics_listen, e, sizeof(e))) {
-			log_err("reload: %s; metrics stay on %s", e, d->cfg.metrics_listen);
-			metrics_start(d, d->cfg.metrics_listen, e, sizeof(e));
+		if (metrics_start(d, nc.metrics_listen, nc.metrics_web_config, e, sizeof(e))) {
+			log_err("reload: %s; metrics stay on %s as they were", e,
+				d->cfg.metrics_listen);
+			metrics_start(d, d->cfg.metrics_listen, d->cfg.metrics_web_config, e,
+				      sizeof(e));
 			strcpy(nc.metrics_listen, d->cfg.metrics_listen);
+			strcpy(nc.metrics_web_config, d->cfg.metrics_web_config);
 		}
 	}
 	slowpath_config(&mc);
@@ -422,6 +428,17 @@ static int test_config(struct daemon *d)
 	}
 	if (reg)
 		registry_free(reg);
+	if (d->cfg.metrics_web_config[0]) {
+		struct web_config wc;
+
+		if (web_config_load(d->cfg.metrics_web_config, &wc, err, sizeof(err))) {
+			fprintf(stderr, "maglevd: error: %s: metrics_web_config: %s\n",
+				d->config_path, err);
+			bad++;
+		} else {
+			web_config_free(&wc);
+		}
+	}
 	if (d->cfg.seed_default) {
 		fprintf(stderr,
 			"maglevd: warning: %s: no seed: the documented default seed would be used; "
@@ -602,7 +619,7 @@ int main(int argc, char **argv)
 		log_err("%s", err);
 		goto fail_reg;
 	}
-	if (metrics_start(&d, d.cfg.metrics_listen, err, sizeof(err))) {
+	if (metrics_start(&d, d.cfg.metrics_listen, d.cfg.metrics_web_config, err, sizeof(err))) {
 		log_err("%s", err);
 		goto fail_ctl;
 	}
