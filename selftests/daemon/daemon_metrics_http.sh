@@ -146,6 +146,16 @@ ctl reload >/dev/null || nok "reload"
 check "reload: the web config is read again (no auth now): 200 without a password" \
 	[ "$(code --cacert "$W/cert.pem" "$S/metrics")" = 200 ]
 
+# A web config that no longer loads refuses the reload whole; the endpoint stays as it was.
+cp "$W/web.yml" "$W/web.good"
+echo "http_server_config: {http2: false}" >>"$W/web.yml"
+out=$(ctl reload 2>&1)
+rc=$?
+refused() { [ "$rc" -ne 0 ] && grep -q "'http_server_config': not supported" <<<"$out"; }
+check "reload with a broken web config: refused naming it (rc $rc: $out)" refused
+check "  the endpoint serves as before" [ "$(code --cacert "$W/cert.pem" "$S/metrics")" = 200 ]
+cp "$W/web.good" "$W/web.yml"
+
 # Refused by name: maglevd -t (exit 1) and a start.
 bad() { # bad NAME PATTERN: web.yml as given on stdin, -t refuses naming PATTERN
 	local out

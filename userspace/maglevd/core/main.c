@@ -271,6 +271,16 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 			 e2);
 		goto fail;
 	}
+	/* A web config that does not load refuses the reload whole, before anything changed. */
+	if (nc.metrics_web_config[0]) {
+		struct web_config wc;
+
+		if (web_config_load(nc.metrics_web_config, &wc, e2, sizeof(e2))) {
+			snprintf(e, sizeof(e), "metrics_web_config: %s", e2);
+			goto fail;
+		}
+		web_config_free(&wc);
+	}
 	if (daemon_dp_config(d, &nc, &mc, e, sizeof(e)))
 		goto fail;
 	/* The datapath config first: what the datapath refuses is refused
