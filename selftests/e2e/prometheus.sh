@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # The shipped alert rules against a real Prometheus (Debian's prometheus
-# package) scraping two balancers of one group (issue 37 part 3): healthy, no
+# package) scraping two balancers of one group (issue 37 part 3) over HTTPS
+# with basic auth (their web config, issue 37 part 2): healthy, no
 # alert is pending or firing; XDP taken off lb1's interface (a VIP withdrawn
 # while its backends are up), MaglevVipWithdrawnWithBackends and
 # MaglevXdpNotNative fire for lb1 and not for lb2; a weight changed on lb2
@@ -18,9 +19,21 @@ command -v prometheus >/dev/null && command -v promtool >/dev/null ||
 RULES=packaging/prometheus/maglev-rules.yml
 DASH=packaging/grafana/maglev-dashboard.json
 
-e2e_plan 9
+e2e_plan 10
 PORT=9180
-e2e_lb_up -b 2 -l 2 announce_table 100 metrics_listen "0.0.0.0:$PORT"
+# The balancers serve their metrics over TLS with basic auth (metrics_web_config,
+# exporter-toolkit format), and Prometheus scrapes them so: the format is the
+# one Prometheus's own clients speak. The certificate names both balancers.
+WEB=$(mktemp -d /tmp/maglev-prom-web.XXXXXX)
+trap 'rm -rf "$WEB"' EXIT
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=maglev-e2e \
+	-addext "subjectAltName=IP:198.51.100.2,IP:198.51.100.18" \
+	-keyout "$WEB/key.pem" -out "$WEB/cert.pem" 2>/dev/null || e2e_skip_all "openssl cannot make a certificate"
+HASH=$(python3 -c 'import crypt; print(crypt.crypt("e2e-pass", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1024)))')
+printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\nbasic_auth_users:\n  prom: %s\n' \
+	"'$HASH'" >"$WEB/web.yml"
+e2e_lb_up -b 2 -l 2 announce_table 100 metrics_listen "0.0.0.0:$PORT" metrics_web_config "$WEB/web.yml"
+topo_on_exit "rm -rf '$WEB'"
 VIP=$TOPO_VIP4:80/tcp
 e2e_vip 1 "$VIP" -- "$(topo_backend4 1)" "$(topo_backend4 2)"
 topo_ctl 1 save >"$TOPO_DIR/lb1.save" && topo_ctl 2 restore "$TOPO_DIR/lb1.save" >/dev/null ||
@@ -40,6 +53,9 @@ global:
 rule_files: ['$TOPO_DIR/rules.yml']
 scrape_configs:
   - job_name: maglev
+    scheme: https
+    tls_config: {ca_file: '$WEB/cert.pem'}
+    basic_auth: {username: prom, password: e2e-pass}
     static_configs:
       - targets: ['$LB1', '$LB2']
 EOF
@@ -61,7 +77,11 @@ alerts() { api alerts | jq -c '[.data.alerts[] | {a: .labels.alertname, i: .labe
 
 up_both() { [ "$(query 'sum(up{job="maglev"})' | jq -r '.[0].value[1] // 0')" = 2 ]; }
 e2e_until 30 up_both
-e2e_result $? "Prometheus scrapes both balancers (up 2 in $WAITED ms)" "$(api targets)"
+e2e_result $? "Prometheus scrapes both balancers over HTTPS with basic auth (up 2 in $WAITED ms)" "$(api targets)"
+denied=$(topo_exec router curl -s -o /dev/null -w '%{http_code}' --cacert "$WEB/cert.pem" -u prom:wrong \
+	"https://$LB1/metrics")
+[ "$denied" = 401 ]
+e2e_result $? "  the same URL with a wrong password: 401" "got $denied"
 
 # Healthy: once every group has been evaluated on both balancers' series,
 # nothing is pending or firing.
