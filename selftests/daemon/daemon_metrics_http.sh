@@ -136,6 +136,14 @@ check "HTTPS, no credentials: 401 asking for Basic" \
 check "HTTPS: /-/healthy and /-/ready with the password: 200" \
 	bash -c "[ \"\$(ip netns exec $NS_LB curl -s -o /dev/null -w '%{http_code}' --cacert $W/cert.pem -u prometheus:s3cret $S/-/healthy)\" = 200 ] &&
 		 [ \"\$(ip netns exec $NS_LB curl -s -o /dev/null -w '%{http_code}' --cacert $W/cert.pem -u prometheus:s3cret $S/-/ready)\" = 200 ]"
+# Password guessing: 60 wrong passwords, 12 at a time (bcrypt each, one at a
+# time in maglevd): the control socket stays prompt, the right one still works.
+lbx bash -c "seq 60 | xargs -P 12 -I{} curl -s -o /dev/null --cacert $W/cert.pem -u prometheus:guess{} $S/metrics" &
+GUESS=$!
+EXTRA_PIDS="${EXTRA_PIDS:-} $GUESS"
+check "60 wrong passwords, 12 at a time: control socket prompt meanwhile" status_ok
+wait "$GUESS"
+check "  then the right password: 200" [ "$(code --cacert "$W/cert.pem" -u prometheus:s3cret "$S/metrics")" = 200 ]
 check "plain HTTP on the TLS port: no answer" [ "$(code -m 3 -u prometheus:s3cret "$U/metrics")" != 200 ]
 check "HTTPS verifies: the certificate names 127.0.0.1, a wrong CA fails" \
 	bash -c "! ip netns exec $NS_LB curl -sf -u prometheus:s3cret $S/metrics >/dev/null 2>&1"

@@ -3,12 +3,18 @@
 #include <crypt.h>
 #include <errno.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
 #include "metrics/web_config.h"
+
+/* The last user and password that matched, for web_config_auth(); under auth_lock. */
+static pthread_mutex_t auth_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *ok_user, *ok_pass;
+static const struct web_config *ok_wc;
 
 /* A PEM file is small: a certificate chain, a key. */
 #define PEM_MAX (1 << 20)
@@ -215,6 +221,12 @@ void web_config_free(struct web_config *wc)
 {
 	unsigned int i;
 
+	/* Users may change with the next file: what matched before proves nothing then. */
+	pthread_mutex_lock(&auth_lock);
+	if (ok_wc == wc)
+		ok_wc = NULL;
+	pthread_mutex_unlock(&auth_lock);
+
 	free(wc->cert_pem);
 	free(wc->key_pem);
 	for (i = 0; i < wc->nusers; i++) {
@@ -222,6 +234,24 @@ void web_config_free(struct web_config *wc)
 		free(wc->users[i].hash);
 	}
 	memset(wc, 0, sizeof(*wc));
+}
+
+/*
+ * One bcrypt at a time (tens of ms of CPU each): a client that tries
+ * passwords as fast as it can takes at most one CPU from forwarding and the
+ * event loop. The last pair that matched is remembered, so that a scraper
+ * pays one bcrypt, not one a scrape (exporter-toolkit caches alike).
+ */
+
+/* Equal strings, in time that depends on their lengths only. */
+static bool same(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i;
+	unsigned char d = la != lb;
+
+	for (i = 0; i < la && i < lb; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return !d;
 }
 
 bool web_config_auth(const struct web_config *wc, const char *user, const char *password)
@@ -233,14 +263,25 @@ bool web_config_auth(const struct web_config *wc, const char *user, const char *
 	unsigned int i;
 	bool ok;
 
+	pthread_mutex_lock(&auth_lock);
+	if (ok_wc == wc && ok_user && same(ok_user, user) && same(ok_pass, password)) {
+		pthread_mutex_unlock(&auth_lock);
+		return true;
+	}
 	for (i = 0; i < wc->nusers; i++)
 		if (!strcmp(wc->users[i].name, user))
 			hash = wc->users[i].hash;
 	cd = calloc(1, sizeof(*cd));
-	if (!cd)
-		return false;
-	out = crypt_r(password, hash, cd);
-	ok = hash != dummy && out && strlen(out) == strlen(hash) && !strcmp(out, hash);
+	out = cd ? crypt_r(password, hash, cd) : NULL;
+	ok = hash != dummy && out && strlen(out) == strlen(hash) && same(out, hash);
 	free(cd);
+	if (ok) {
+		free(ok_user);
+		free(ok_pass);
+		ok_user = strdup(user);
+		ok_pass = strdup(password);
+		ok_wc = ok_user && ok_pass ? wc : NULL;
+	}
+	pthread_mutex_unlock(&auth_lock);
 	return ok;
 }
