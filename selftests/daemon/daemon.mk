@@ -17,7 +17,9 @@ TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
 	selftests/daemon/daemon_vip_options.sh \
 	selftests/daemon/daemon_vip_options_fleet.sh \
 	selftests/daemon/daemon_loop_latency.sh selftests/daemon/daemon_drift.sh \
-	selftests/daemon/daemon_metrics_loop.sh selftests/daemon/daemon_upgrade.sh \
+	selftests/daemon/daemon_metrics_loop.sh selftests/daemon/daemon_metrics_conventions.sh \
+	selftests/daemon/daemon_metrics_http.sh \
+	selftests/daemon/daemon_upgrade.sh \
 	selftests/daemon/daemon_fleet.sh selftests/daemon/daemon_fleet_tls.sh \
 	selftests/daemon/daemon_fleet_health.sh selftests/daemon/decap_strict.sh \
 	selftests/daemon/daemon_bounded.sh selftests/daemon/daemon_bounded_traffic.sh \

@@ -3,7 +3,7 @@
 # A table swap the datapath refuses (injected: MAGLEVD_TEST_SWAP_FAIL fails
 # the next swap once per file made) rolls its commit back, whoever made it:
 # a client's change is answered with the error; a health verdict, which no
-# client waits for, is counted by source in maglevd_commit_failures_total
+# client waits for, is counted by source in maglev_commit_failures_total
 # and shown by `maglevctl status`, the registry and the datapath agree
 # afterwards (the backend still up in both, the live table's digest the
 # registry's), and the verdict is made again at the next check, not lost.
@@ -22,9 +22,9 @@ start_daemon || { nok "maglevd starts"; t_done; }
 ok "maglevd starts"
 
 EXTRA_PIDS=
-metric() { # metric SOURCE: maglevd_commit_failures_total{source=SOURCE}
+metric() { # metric SOURCE: maglev_commit_failures_total{source=SOURCE}
 	lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" |
-		sed -n "s/^maglevd_commit_failures_total{source=\"$1\"} //p"
+		sed -n "s/^maglev_commit_failures_total{source=\"$1\"} //p"
 }
 # agree VIP: the live table's digest (read from the map) is the registry's.
 agree() { [ "$(ctl -j table "$1" | jq -r .digest)" = "$(ctl -j vip show "$1" | jq -r .vip.digest)" ]; }

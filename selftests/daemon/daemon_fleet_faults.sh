@@ -72,8 +72,8 @@ names_both() { conflict | grep -q "pin_dir $PIN-b2)" && conflict | grep -q "pin_
 check "a second balancer named b1 says its fleet_node is taken, naming both" poll_until 10 names_both
 diag "$(conflict)"
 check "... in its log" grep -q "fleet_node b1 is taken by another balancer" "$TDIR/b2.log"
-check "... metric maglevd_fleet_node_conflict 1" \
-	bash -c "ip netns exec $NS_B2 curl -sf http://127.0.0.1:$((METRICS_PORT + 2))/metrics | grep -qx 'maglevd_fleet_node_conflict 1'"
+check "... metric maglev_fleet_node_conflict 1" \
+	bash -c "ip netns exec $NS_B2 curl -sf http://127.0.0.1:$((METRICS_PORT + 2))/metrics | grep -qx 'maglev_fleet_node_conflict 1'"
 check "... and the status key keeps balancer 1's lease ($L1, now $(lease))" [ "$(lease)" = "$L1" ]
 kill -TERM $B2_PID && wait $B2_PID
 B2_PID=

@@ -72,7 +72,7 @@ out1() { [ "$(slots $V $BE1)" = 0 ] && [ "$(slots $V $BE2)" -gt 0 ]; }
 check "... $BE1, dead, leaves the table ($(slots $V $BE1) slots)" poll_until 5 out1
 check "... status says so" bash -c "$MAGLEVCTL status | grep -q 'HEALTH FALLBACK'"
 check "... and the metrics" \
-	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -qx 'maglevd_fleet_health_fallback 1'"
+	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -qx 'maglev_fleet_health_fallback 1'"
 check "... still announced: one backend usable" has_route
 start_etcd_cluster failsafe-test || nok "etcd back"
 fresh() { ! fallback; }

@@ -9,7 +9,7 @@
 # balancer must notice (linearizable reads on the member it watches fail; the
 # gateway's require-leader header makes a leaderless member refuse), move to
 # another member, and apply the change; status names the endpoint and how
-# fresh the input is (input_age_ms, maglevd_fleet_input_age_seconds).
+# fresh the input is (input_age_ms, maglev_fleet_input_age_seconds).
 #
 #   NS_M1: lo 192.0.2.254 (m1), m1a 192.0.2.234/30 <-> NS_ET m1b .233
 #   NS_ET: lo 192.0.2.252 (m2), 192.0.2.251 (m3), et1 192.0.2.242/30 <-> NS_LB fl1 .241
@@ -99,6 +99,6 @@ check "... status names the endpoint it reads now, not m1 ($ep)" \
 	[ "$ep" = "http://$M2:2379" -o "$ep" = "http://$M3:2379" ]
 fresh() { [ "$(st | jq '.fleet.connected and .fleet.input_confirmed and .fleet.input_age_ms < 3000')" = true ]; }
 check "... connected, input fresh again ($(st | jq .fleet.input_age_ms) ms)" poll_until 5 fresh
-check "... metric maglevd_fleet_input_age_seconds" \
-	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -q '^maglevd_fleet_input_age_seconds [0-9.]*$'"
+check "... metric maglev_fleet_input_age_seconds" \
+	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -q '^maglev_fleet_input_age_seconds [0-9.]*$'"
 t_done

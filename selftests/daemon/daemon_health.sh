@@ -89,10 +89,10 @@ check "the remaining backend holds every slot" [ "$(slots $V 198.51.100.22)" -eq
 M=$TDIR/metrics.txt
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
 check "metrics: maglev_backend_up 0 for the down backend, 1 for the other" \
-	bash -c "grep -q '^maglev_backend_up{vip=\"$V\",backend=\"198.51.100.21\"} 0' $M && \
-		 grep -q '^maglev_backend_up{vip=\"$V\",backend=\"198.51.100.22\"} 1' $M"
+	bash -c "grep -q '^maglev_backend_up{$(vipl "$V"),backend=\"198.51.100.21\"} 0' $M && \
+		 grep -q '^maglev_backend_up{$(vipl "$V"),backend=\"198.51.100.22\"} 1' $M"
 check "metrics: failed health checks counted" \
-	bash -c "grep -Eq '^maglev_backend_health_checks_total\{vip=\"$V\",backend=\"198.51.100.21\",result=\"fail\"\} [1-9]' $M"
+	bash -c "grep -Eq '^maglev_backend_health_checks_total\{$(vipl "$V"),backend=\"198.51.100.21\",result=\"fail\"\} [1-9]' $M"
 kill $L22
 check "both down: the VIP's table is empty (packets dropped, not sent to dead backends)" \
 	bash -c "for i in \$(seq 60); do [ \"\$($MAGLEVCTL -j table $V | jq .other_slots)\" = 65537 ] && exit 0; sleep 0.1; done; exit 1"

@@ -70,10 +70,10 @@ check "maglevctl -j status: health_checks_unknown counts them" \
 	bash -c "[ \$($MAGLEVCTL -j status | jq .health_checks_unknown) -gt 0 ]"
 check "maglevctl status says so" \
 	bash -c "$MAGLEVCTL status | grep -Eq 'health checks that could not be made \\(unknown, no verdict\\): [1-9]'"
-check "metrics: maglevd_health_checks_unknown_total > 0" \
-	[ "$(metric '^maglevd_health_checks_unknown_total ')" -gt 0 ]
+check "metrics: maglev_health_checks_unknown_total > 0" \
+	[ "$(metric '^maglev_health_checks_unknown_total ')" -gt 0 ]
 check "metrics: maglev_backend_health_checks_total{result=\"unknown\"} > 0" \
-	[ "$(metric "^maglev_backend_health_checks_total\\{vip=\"$V\",.*result=\"unknown\"\\}")" -gt 0 ]
+	[ "$(metric "^maglev_backend_health_checks_total\\{$(vipl "$V"),.*result=\"unknown\"\\}")" -gt 0 ]
 stop_daemon
 
 # --- soft 64 under hard 4096: raised to the 1856 the limits need ------------------

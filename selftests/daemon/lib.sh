@@ -88,6 +88,18 @@ jqt() { jq -e -s "length == 1 and (.[0] | $1)" "${@:2}"; }
 export -f jqt
 
 lbx() { ip netns exec "$NS_LB" "$@"; }
+# vipl VIP: the metrics' labels of a VIP as maglevctl names it
+# ("192.0.2.10:80/tcp", "[2001:db8::1]:*/udp"): address="...",port="...",protocol="...".
+vipl() {
+	local hp=${1%/*} host port
+	port=${hp##*:}
+	host=${hp%:*}
+	host=${host#[}
+	host=${host%]}
+	printf 'address="%s",port="%s",protocol="%s"' "$host" "$port" "${1##*/}"
+}
+# The same in jq, for a "vip" field: `jq -r "$JQ_VIPL"'.backends[] | (.vip | vipl)'`.
+JQ_VIPL='def vipl: capture("^\\[?(?<a>[^]]*?)]?:(?<p>[^:/]*)/(?<t>[a-z]+)$") | "address=\"\(.a)\",port=\"\(.p)\",protocol=\"\(.t)\""; '
 # route_monitor TABLE: `ip monitor route` in the balancer's namespace, into
 # $MON, until the end of the test; returns once it has seen a probe route
 # added and deleted in TABLE (a table other than the one under test).

@@ -24,7 +24,7 @@ CTL_FUZZ_DAEMON := ctl/requests ctl/req_args ctl/req_changes ctl/req_queries ctl
 	model/registry model/vip_sync model/balance datapath/registry_writer core/config model/state \
 	core/log core/durable datapath/table_swap \
 	datapath/slowpath health/health health/health_verdicts health/health_changes health/hc_udp \
-	announce/announce core/rtnl ctl/audit model/be_state metrics/status datapath/flow_count \
+	announce/announce core/rtnl ctl/audit model/be_state metrics/status metrics/labels datapath/flow_count \
 	datapath/drift datapath/readback fleet/fleet fleet/fleet_health fleet/etcd_client core/stream \
 	datapath/second_chance datapath/bounded
 CTL_FUZZ_LIB := ctl_proto maglev_table maglev_table_plan maglev_table_naive placement \

@@ -56,11 +56,12 @@ for f in usr/sbin/maglevd usr/bin/maglevctl usr/sbin/maglev-decap usr/lib/maglev
 	usr/share/doc/maglev-lb/examples/maglevd.conf.example \
 	usr/share/doc/maglev-lb/examples/bird.conf usr/share/doc/maglev-lb/examples/frr.conf \
 	usr/share/doc/maglev-lb/examples/keepalived.conf \
-	usr/share/doc/maglev-lb/examples/etcd-maglev.env.example; do
+	usr/share/doc/maglev-lb/examples/etcd-maglev.env.example usr/share/maglev-lb/prometheus/maglev-rules.yml \
+	usr/share/maglev-lb/grafana/maglev-dashboard.json; do
 	grep -qx "$f" "$T/files" || miss="$miss $f"
 done
 [ -n "$miss" ] && diag "missing:$miss"
-check "maglev-lb holds the programs, unit, man pages, completion and example" [ -z "$miss" ]
+check "maglev-lb holds the programs, unit, man pages, completion, examples, rules and dashboard" [ -z "$miss" ]
 check "nothing in /etc or /usr/local" bash -c "! grep -qE '^(etc|usr/local)/.' '$T/files'"
 dep=$(dpkg-deb -f "$DEB" Depends)
 check "Depends names the shared libraries (libbpf, json-c, libmnl, libsystemd)" \

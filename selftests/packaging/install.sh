@@ -41,7 +41,8 @@ expected="755 sbin/maglevd
 644 share/doc/maglev-lb/examples/frr.conf
 644 share/doc/maglev-lb/examples/keepalived.conf
 644 share/doc/maglev-lb/examples/etcd-maglev.env.example
-644 share/doc/maglev-lb/examples/prometheus-rules.yml"
+644 share/maglev-lb/prometheus/maglev-rules.yml
+644 share/maglev-lb/grafana/maglev-dashboard.json"
 while read -r mode f; do
 	check "installed $f, mode $mode" [ -f "$P/$f" -a "$(stat -c %a "$P/$f" 2>/dev/null)" = "$mode" ]
 done <<<"$expected"

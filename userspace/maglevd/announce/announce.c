@@ -48,6 +48,7 @@
 #include "core/log.h"
 #include "core/rtnl.h"
 #include "fleet/fleet_health.h"
+#include "metrics/labels.h"
 
 /* How often the table is read back: routes someone else removed come back. */
 #define RESYNC_MS  5000
@@ -661,22 +662,35 @@ json_object *announce_json(struct daemon *d)
 
 void announce_metrics(struct daemon *d, FILE *f)
 {
-	char name[CTL_ADDR_STRLEN];
-	uint32_t i;
+	char name[METRICS_VIP_LABELS_LEN];
+	uint32_t i, w;
 
 	if (!an.on)
 		return;
-	fprintf(f, "# HELP maglev_vip_announced Whether the VIP's address is announced (its "
-		   "route is in the announce table), with why.\n"
+	fprintf(f, "# HELP maglev_vip_announced 1 if the VIP's address is announced (its route is "
+		   "in the announce table).\n"
 		   "# TYPE maglev_vip_announced gauge\n");
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		const struct vip *v = d->reg->vips[i];
 
 		if (!v || !an.vips[i].valid)
 			continue;
-		ctl_format_vip(&v->key, name, sizeof(name));
-		fprintf(f, "maglev_vip_announced{vip=\"%s\",reason=\"%s\"} %d\n", name,
-			why_code[an.vips[i].why], vip_announced(v));
+		metrics_vip_labels(&v->key, name, sizeof(name));
+		fprintf(f, "maglev_vip_announced{%s} %d\n", name, vip_announced(v));
+	}
+	/* Every reason 0 or 1, so that a series does not vanish when the reason changes. */
+	fprintf(f, "# HELP maglev_vip_announce_reason 1 for why the VIP is announced or "
+		   "withdrawn, 0 for the other reasons.\n"
+		   "# TYPE maglev_vip_announce_reason gauge\n");
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *v = d->reg->vips[i];
+
+		if (!v || !an.vips[i].valid)
+			continue;
+		metrics_vip_labels(&v->key, name, sizeof(name));
+		for (w = 0; w < sizeof(why_code) / sizeof(why_code[0]); w++)
+			fprintf(f, "maglev_vip_announce_reason{%s,reason=\"%s\"} %d\n", name,
+				why_code[w], (uint32_t)an.vips[i].why == w);
 	}
 	fprintf(f,
 		"# HELP maglev_announce_maintenance 1 while announcing is off (maglevctl announce "

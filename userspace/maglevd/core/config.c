@@ -417,6 +417,18 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 			goto too_long;
 		}
 	}
+	else if (!strcmp(key, "metrics_web_config"))
+	{
+		if (!strcmp(val, "none")) {
+			cfg->metrics_web_config[0] = '\0';
+		} else if (val[0] != '/') {
+			snprintf(e, sizeof(e), "want an absolute path or none");
+			goto bad_value;
+		} else if (set_string(cfg->metrics_web_config, sizeof(cfg->metrics_web_config),
+				      val)) {
+			goto too_long;
+		}
+	}
 	else if (!strcmp(key, "fleet_etcd"))
 	{
 		if (check_endpoints(val, e, sizeof(e)))

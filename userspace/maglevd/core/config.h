@@ -41,9 +41,10 @@ struct maglevd_config {
 	uint32_t max_vips;
 	uint32_t max_backends_per_vip;
 	struct hc_params hc;
-	bool metrics_per_backend; /* the maglev_backend_* series */
-	bool hc_via_encap;	  /* health checks through the encapsulation */
-	char metrics_listen[64];  /* "" when off */
+	bool metrics_per_backend;	       /* the maglev_backend_* series */
+	bool hc_via_encap;		       /* health checks through the encapsulation */
+	char metrics_listen[64];	       /* "" when off */
+	char metrics_web_config[CFG_PATH_MAX]; /* exporter-toolkit web config, "" for none */
 	char state_file[CFG_PATH_MAX];
 	char control_socket[108];
 	char control_group[64];

@@ -166,7 +166,9 @@ void ctl_server_stop(struct daemon *d);
 void ctl_server_apply_group(struct daemon *d);
 
 /* Metrics over HTTP (metrics.c). */
-int metrics_start(struct daemon *d, const char *listen_addr, char *err, size_t errlen);
+/* web_config: an exporter-toolkit web config file (TLS, basic auth), "" for none. */
+int metrics_start(struct daemon *d, const char *listen_addr, const char *web_config, char *err,
+		  size_t errlen);
 void metrics_stop(struct daemon *d);
 /* Rates over the last window of at least a second: true if sampled now. */
 bool metrics_sample(struct daemon *d);

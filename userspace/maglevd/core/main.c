@@ -31,6 +31,7 @@
 #include "datapath/slowpath.h"
 #include "model/state.h"
 #include "metrics/status.h"
+#include "metrics/web_config.h"
 #include "core/stream.h"
 #include "datapath/table_swap.h"
 #include "version.h"
@@ -275,6 +276,16 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 			 e2);
 		goto fail;
 	}
+	/* A web config that does not load refuses the reload whole, before anything changed. */
+	if (nc.metrics_web_config[0]) {
+		struct web_config wc;
+
+		if (web_config_load(nc.metrics_web_config, &wc, e2, sizeof(e2))) {
+			snprintf(e, sizeof(e), "metrics_web_config: %s", e2);
+			goto fail;
+		}
+		web_config_free(&wc);
+	}
 	if (daemon_dp_config(d, &nc, &mc, e, sizeof(e)))
 		goto fail;
 	/* The datapath config first: what the datapath refuses is refused
@@ -300,12 +311,17 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 				log_info("detached from %s", d->cfg.ifaces[i]);
 		}
 	}
-	if (strcmp(nc.metrics_listen, d->cfg.metrics_listen)) {
+	/* A web config is read again at every reload: renewed certificates, changed users. */
+	if (strcmp(nc.metrics_listen, d->cfg.metrics_listen) ||
+	    strcmp(nc.metrics_web_config, d->cfg.metrics_web_config) || nc.metrics_web_config[0]) {
 		metrics_stop(d);
-		if (metrics_start(d, nc.metrics_listen, e, sizeof(e))) {
-			log_err("reload: %s; metrics stay on %s", e, d->cfg.metrics_listen);
-			metrics_start(d, d->cfg.metrics_listen, e, sizeof(e));
+		if (metrics_start(d, nc.metrics_listen, nc.metrics_web_config, e, sizeof(e))) {
+			log_err("reload: %s; metrics stay on %s as they were", e,
+				d->cfg.metrics_listen);
+			metrics_start(d, d->cfg.metrics_listen, d->cfg.metrics_web_config, e,
+				      sizeof(e));
 			strcpy(nc.metrics_listen, d->cfg.metrics_listen);
+			strcpy(nc.metrics_web_config, d->cfg.metrics_web_config);
 		}
 	}
 	slowpath_config(&mc);
@@ -431,6 +447,17 @@ static int test_config(struct daemon *d)
 	}
 	if (reg)
 		registry_free(reg);
+	if (d->cfg.metrics_web_config[0]) {
+		struct web_config wc;
+
+		if (web_config_load(d->cfg.metrics_web_config, &wc, err, sizeof(err))) {
+			fprintf(stderr, "maglevd: error: %s: metrics_web_config: %s\n",
+				d->config_path, err);
+			bad++;
+		} else {
+			web_config_free(&wc);
+		}
+	}
 	if (d->cfg.seed_default) {
 		fprintf(stderr,
 			"maglevd: warning: %s: no seed: the documented default seed would be used; "
@@ -624,7 +651,7 @@ int main(int argc, char **argv)
 		log_err("%s", err);
 		goto fail_reg;
 	}
-	if (metrics_start(&d, d.cfg.metrics_listen, err, sizeof(err))) {
+	if (metrics_start(&d, d.cfg.metrics_listen, d.cfg.metrics_web_config, err, sizeof(err))) {
 		log_err("%s", err);
 		goto fail_ctl;
 	}

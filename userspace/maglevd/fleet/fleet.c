@@ -1777,40 +1777,40 @@ void fleet_metrics(struct daemon *d, FILE *f)
 	if (!fleet_enabled(d))
 		return;
 	fprintf(f,
-		"# HELP maglevd_fleet_connected 1 while the etcd watch of the desired state is "
-		"up.\n# TYPE maglevd_fleet_connected gauge\nmaglevd_fleet_connected %d\n",
+		"# HELP maglev_fleet_connected 1 while the etcd watch of the desired state is "
+		"up.\n# TYPE maglev_fleet_connected gauge\nmaglev_fleet_connected %d\n",
 		F.loop_connected);
 	fprintf(f,
-		"# HELP maglevd_fleet_revision The etcd revision of the desired state applied.\n"
-		"# TYPE maglevd_fleet_revision gauge\nmaglevd_fleet_revision %" PRIu64 "\n",
+		"# HELP maglev_fleet_revision The etcd revision of the desired state applied.\n"
+		"# TYPE maglev_fleet_revision gauge\nmaglev_fleet_revision %" PRIu64 "\n",
 		d->reg->fleet_rev);
 	fprintf(f,
-		"# HELP maglevd_fleet_revisions_total Desired states from etcd by result.\n"
-		"# TYPE maglevd_fleet_revisions_total counter\n"
-		"maglevd_fleet_revisions_total{result=\"applied\"} %" PRIu64 "\n"
-		"maglevd_fleet_revisions_total{result=\"refused\"} %" PRIu64 "\n",
+		"# HELP maglev_fleet_revisions_total Desired states from etcd by result.\n"
+		"# TYPE maglev_fleet_revisions_total counter\n"
+		"maglev_fleet_revisions_total{result=\"applied\"} %" PRIu64 "\n"
+		"maglev_fleet_revisions_total{result=\"refused\"} %" PRIu64 "\n",
 		F.applied_total, F.refused_total);
 	fprintf(f,
-		"# HELP maglevd_fleet_input_age_seconds Age of the last linearizable read that "
+		"# HELP maglev_fleet_input_age_seconds Age of the last linearizable read that "
 		"confirmed the desired state watched is etcd's (since the start if none).\n"
-		"# TYPE maglevd_fleet_input_age_seconds gauge\nmaglevd_fleet_input_age_seconds "
+		"# TYPE maglev_fleet_input_age_seconds gauge\nmaglev_fleet_input_age_seconds "
 		"%.3f\n",
 		(double)fleet_input_age_ms(d) / 1000);
 	if (fleet_health_on(d))
 		fprintf(f,
-			"# HELP maglevd_fleet_health_fallback 1 while the balancers' verdicts are "
+			"# HELP maglev_fleet_health_fallback 1 while the balancers' verdicts are "
 			"older than health_fleet_max_age_ms and this balancer follows its own "
-			"checks.\n# TYPE maglevd_fleet_health_fallback gauge\n"
-			"maglevd_fleet_health_fallback %d\n"
-			"# HELP maglevd_fleet_health_input_age_seconds Age of the last "
+			"checks.\n# TYPE maglev_fleet_health_fallback gauge\n"
+			"maglev_fleet_health_fallback %d\n"
+			"# HELP maglev_fleet_health_input_age_seconds Age of the last "
 			"linearizable "
 			"read that confirmed the balancers' verdicts.\n"
-			"# TYPE maglevd_fleet_health_input_age_seconds gauge\n"
-			"maglevd_fleet_health_input_age_seconds %.3f\n",
+			"# TYPE maglev_fleet_health_input_age_seconds gauge\n"
+			"maglev_fleet_health_input_age_seconds %.3f\n",
 			F.health_fallback, (double)fleet_health_age_ms(d) / 1000);
 	fprintf(f,
-		"# HELP maglevd_fleet_node_conflict 1 while another balancer holds this one's "
+		"# HELP maglev_fleet_node_conflict 1 while another balancer holds this one's "
 		"status key (the same fleet_node): this one does not publish.\n"
-		"# TYPE maglevd_fleet_node_conflict gauge\nmaglevd_fleet_node_conflict %d\n",
+		"# TYPE maglev_fleet_node_conflict gauge\nmaglev_fleet_node_conflict %d\n",
 		F.node_conflict[0] != '\0');
 }

@@ -13,6 +13,11 @@
 /* The slow-path module's name (kernel/Kbuild): present here once loaded. */
 #define SLOWPATH_SYSFS "/sys/module/maglev_slowpath"
 
+enum { MODE_NATIVE, MODE_GENERIC, MODE_OFFLOAD, MODE_NONE, MODE_MISSING };
+const char *const status_xdp_modes[] = {
+	[MODE_NATIVE] = "native", [MODE_GENERIC] = "generic", [MODE_OFFLOAD] = "offload",
+	[MODE_NONE] = "none",	  [MODE_MISSING] = "missing", NULL};
+
 const char *status_xdp_mode(const char *ifname, uint32_t *prog_id)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
@@ -20,23 +25,23 @@ const char *status_xdp_mode(const char *ifname, uint32_t *prog_id)
 
 	*prog_id = 0;
 	if (!ifindex)
-		return "missing";
+		return status_xdp_modes[MODE_MISSING];
 	/* Ask the kernel rather than trust the config: the truth after a crash. */
 	if (bpf_xdp_query(ifindex, 0, &q))
-		return "none";
+		return status_xdp_modes[MODE_NONE];
 	*prog_id = q.prog_id;
 	switch (q.attach_mode) {
 	case XDP_ATTACHED_DRV:
-		return "native";
+		return status_xdp_modes[MODE_NATIVE];
 	case XDP_ATTACHED_SKB:
-		return "generic";
+		return status_xdp_modes[MODE_GENERIC];
 	case XDP_ATTACHED_HW:
-		return "offload";
+		return status_xdp_modes[MODE_OFFLOAD];
 	case XDP_ATTACHED_MULTI:
 		*prog_id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
-		return q.drv_prog_id ? "native" : "generic";
+		return status_xdp_modes[q.drv_prog_id ? MODE_NATIVE : MODE_GENERIC];
 	default:
-		return "none";
+		return status_xdp_modes[MODE_NONE];
 	}
 }
 

@@ -20,3 +20,8 @@ const char *be_state_name(const struct be *b)
 {
 	return names[be_state(b)];
 }
+
+const char *be_state_str(enum be_state s)
+{
+	return s < BE_STATE_MAX ? names[s] : "unknown";
+}

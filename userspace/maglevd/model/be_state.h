@@ -21,5 +21,7 @@ enum be_state { BE_STATES(BE_STATE_ENUM) BE_STATE_MAX };
 
 enum be_state be_state(const struct be *b);
 const char *be_state_name(const struct be *b);
+/* The name of a state, for listing every state (the metrics emit each one 0 or 1). */
+const char *be_state_str(enum be_state s);
 
 #endif /* MAGLEVD_BE_STATE_H */
