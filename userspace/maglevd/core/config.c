@@ -341,6 +341,8 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 	U("udp_idle_timeout_ms", cfg->udp_idle_ms, 1000, 86400000)
 	U("tcp_closed_timeout_ms", cfg->tcp_closed_ms, 100, 86400000)
 	U("second_chance_ms", cfg->second_chance_ms, 100, 86400000)
+	U("settle_ms", cfg->settle_ms, 0, 86400000)
+	U("slow_start_ms", cfg->slow_start_ms, 0, 86400000)
 	U("conn_table_size", cfg->conn_table_size, 1024, 1u << 28)
 	U("max_vips", cfg->max_vips, 1, MAGLEV_MAX_VIPS)
 	U("max_backends_per_vip", cfg->max_backends_per_vip, 1, MAGLEV_MAX_BACKENDS - 1)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "model/admit.h"
 #include "model/balance.h"
 #include "placement.h"
 #include "ctl/req.h"
@@ -314,6 +315,20 @@ static int do_backend_add(struct daemon *d, struct registry *r, json_object *req
 
 		b->up = false;
 		b->start_down = true;
+	} else if (!ret) {
+		struct be *b = &v->bes[v->nbe - 1];
+		const struct vip *ov = registry_find_vip(d->reg, &v->key);
+		const struct be *ob = ov ? vip_find_be(ov, &a) : NULL;
+
+		/* A new backend ramps (slow_start_ms); one deleted and re-added in
+		 * this transaction (a restore) keeps what it had.
+		 */
+		if (ob && ob->gen == b->gen) {
+			b->ramp_start = ob->ramp_start;
+			b->ramp_step = ob->ramp_step;
+		} else {
+			admit_ramp_start(v, b, d->cfg.slow_start_ms, mono_ms());
+		}
 	}
 	return ret;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/admit.h"
 #include "model/be_state.h"
 #include "datapath/drift.h"
 #include "datapath/bounded.h"
@@ -54,8 +55,22 @@ static json_object *be_json(struct daemon *d, const struct vip *v, const struct 
 			json_object_array_add(fl, json_object_new_string("DRAIN"));
 		json_object_object_add(o, "dp_gen", json_object_new_int64(mb.gen));
 	}
+	/* Marked in the datapath (over cap, or held down): new flows go past it. */
+	if (bounded_marks()[b->idx])
+		json_object_array_add(fl, json_object_new_string("MARKED"));
 	json_object_object_add(o, "dp_flags", fl);
 	json_object_object_add(o, "flows", flows_json(b));
+	if (b->held && !b->up) {
+		uint64_t now = mono_ms();
+
+		json_object_object_add(
+			o, "settle_ms_left",
+			json_object_new_uint64(b->held_until > now ? b->held_until - now : 0));
+	}
+	if (b->ramp_step) {
+		json_object_object_add(o, "ramp_step", json_object_new_int64(b->ramp_step));
+		json_object_object_add(o, "ramp_steps", json_object_new_int64(ADMIT_RAMP_STEPS));
+	}
 	if (v->balance_milli) {
 		json_object_object_add(o, "load", json_object_new_uint64(bounded_load(b->idx)));
 		json_object_object_add(o, "over_cap",

@@ -15,6 +15,7 @@
 #include "fleet/fleet_health.h"
 #include "health/health_changes.h"
 #include "core/log.h"
+#include "model/admit.h"
 
 struct verdict {
 	uint32_t vip_id, idx, gen;
@@ -67,10 +68,18 @@ void health_verdict(uint32_t vip_id, uint32_t idx, uint32_t gen, bool up, const 
 /* Flip the backends of v that have a verdict, each noted in cs for the log;
  * returns how many changed.
  */
-static uint32_t apply_vip(struct vip *v, struct health_changes *cs)
+static uint32_t apply_vip(const struct daemon *d, struct vip *v, struct health_changes *cs)
 {
-	char why[sizeof(q->why) + 2];
+	char why[sizeof(q->why) + 64];
+	uint64_t now = mono_ms();
 	uint32_t i, n = 0;
+	bool serving = false;
+
+	/* A VIP that had no backend in its table ramps none: each returning one
+	 * would take everything anyway.
+	 */
+	for (i = 0; i < v->nbe && !serving; i++)
+		serving = admit_in_table(&v->bes[i]);
 
 	for (i = 0; i < v->nbe; i++) {
 		struct be *b = &v->bes[i];
@@ -79,10 +88,23 @@ static uint32_t apply_vip(struct vip *v, struct health_changes *cs)
 		/* A verdict for an index since given to another backend is stale. */
 		if (!w || w->gen != b->gen || w->vip_id != v->id || w->up == b->up)
 			continue;
+		snprintf(why, sizeof(why), "(%s)", w->why);
+		if (!w->up && admit_in_table(b) && d->cfg.settle_ms) {
+			/* Marked at once, its slots kept until settle_ms. */
+			b->held = true;
+			b->held_until = now + d->cfg.settle_ms;
+			snprintf(why, sizeof(why), "(%s; held in its slots for %llu ms)", w->why,
+				 (unsigned long long)d->cfg.settle_ms);
+		} else if (w->up && b->held) {
+			b->held = false;
+			snprintf(why, sizeof(why), "(%s; back within settle_ms: no slot moved)",
+				 w->why);
+		} else if (w->up && serving) {
+			admit_ramp_start(v, b, d->cfg.slow_start_ms, now);
+		}
 		b->up = w->up;
 		b->start_down = false;
 		n++;
-		snprintf(why, sizeof(why), "(%s)", w->why);
 		health_changes_add(cs, v, b, w->up, why);
 	}
 	if (n)
@@ -156,7 +178,7 @@ void health_verdicts_apply(struct daemon *d)
 		if (!v || seen[v->id])
 			continue;
 		seen[v->id] = true;
-		c = apply_vip(v, cs);
+		c = apply_vip(d, v, cs);
 		n += c;
 		nvips += c > 0;
 		if (c)

@@ -99,6 +99,7 @@ static struct vip *vip_clone(const struct vip *v)
 	if (n->rdv)
 		__atomic_add_fetch(&n->rdv->refs, 1, __ATOMIC_RELAXED);
 	n->dirty = false;
+	n->table_forced = false;
 	n->info_dirty = false;
 	return n;
 }
@@ -375,7 +376,7 @@ void registry_mark_all(struct registry *r)
 
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
 		if (r->vips[i])
-			r->vips[i]->dirty = true;
+			r->vips[i]->dirty = r->vips[i]->table_forced = true;
 }
 
 static int alloc_idx(struct registry *r, uint32_t *idx)

@@ -31,6 +31,17 @@ struct be {
 	bool drain;
 	bool up;	 /* health */
 	bool start_down; /* added down: up at its first passing check, whatever rise says */
+	/* Down but still in its table slots, marked so new flows take their
+	 * probe sequence, until CLOCK_MONOTONIC ms held_until (settle_ms,
+	 * model/admit.h): a return before then moves no slot.
+	 */
+	bool held;
+	uint64_t held_until;
+	/* Slow start: CLOCK_MONOTONIC ms its ramp began (0: at full weight) and
+	 * the step its table was built with (model/admit.h).
+	 */
+	uint64_t ramp_start;
+	uint32_t ramp_step;
 	/* MAGLEV_BACKEND_F_* last written to the datapath. Like a VIP's
 	 * table_gen, digest, sc_until_ms and rdv: true once the registry is
 	 * written; a registry still queued holds its clone's copies until its
@@ -85,6 +96,11 @@ struct vip {
 	struct maglev_vip_stats base, last;
 	uint64_t spill_base; /* maglev_vipspill when this VIP got its id */
 	double pps, bps, fps;
+	/* Rebuilt even if its table's members did not change (a new seed, a
+	 * rollback), and the seed of the table swapped in (registry_writer.c).
+	 */
+	bool table_forced;
+	struct maglev_seed built_seed;
 };
 
 /* What a transaction deleted, so that re-adding the same VIP or backend in
