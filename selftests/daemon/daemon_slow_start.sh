@@ -48,6 +48,26 @@ check_on 2 192.0.2.40
 check "backend 2 back: ramping" wait_state $V 198.51.100.42 ramping 3
 check "from 13107 slots" [ "$(slots $V 198.51.100.42)" = 13107 ]
 check "then at full weight" wait_state $V 198.51.100.42 up $((RAMP / 1000 + 2))
+# Per VIP: --slow-start 0 overrides the config's; saved with the VIP.
+check "vip set --slow-start 0: vip show says so" \
+	bash -c "$MAGLEVCTL vip set $V --slow-start 0 && [ \"\$($MAGLEVCTL -j vip show $V | jq -r .vip.slow_start_ms)\" = 0 ]"
+check "save carries --slow-start 0" bash -c "$MAGLEVCTL save | grep -q -- '--slow-start 0'"
+out=$(ctl vip set $V --slow-start 99999999 2>&1)
+named=no
+grep -q 'slow_start_ms' <<<"$out" && named=yes
+check "vip set --slow-start out of range is refused naming it, nothing changed ($out)" \
+	bash -c "[ $named = yes ] && ! $MAGLEVCTL vip set $V --slow-start 99999999 2>/dev/null && [ \"\$($MAGLEVCTL -j vip show $V | jq -r .vip.slow_start_ms)\" = 0 ]"
+check_off 2 192.0.2.40
+check "with --slow-start 0: backend 2 fails, down" wait_state $V 198.51.100.42 down 3
+check_on 2 192.0.2.40
+check "back: up at once, no ramp" wait_state $V 198.51.100.42 up 3
+check "at once its full 32768 slots" [ "$(slots $V 198.51.100.42)" = 32768 ]
+check "vip set --slow-start default: follows the config again (no slow_start_ms in vip show)" \
+	bash -c "$MAGLEVCTL vip set $V --slow-start default && [ \"\$($MAGLEVCTL -j vip show $V | jq -r .vip.slow_start_ms)\" = null ] && $MAGLEVCTL vip set $V --slow-start 0"
+stop_daemon
+start_daemon
+check "a restart keeps the VIP's slow_start_ms 0 (state file)" \
+	bash -c "[ \"\$($MAGLEVCTL -j vip show $V | jq -r .vip.slow_start_ms)\" = 0 ]"
 out=$(printf 'slow_start_ms 99999999999\n' >"$TDIR/bad.conf"; "$MAGLEVD" -t -c "$TDIR/bad.conf" 2>&1)
 check "a bad slow_start_ms is refused naming it ($out)" grep -q slow_start_ms <<<"$out"
 stop_daemon

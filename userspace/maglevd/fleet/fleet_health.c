@@ -25,8 +25,9 @@ static bool changed;
 
 bool health_local_up(const struct daemon *d, const struct be *b)
 {
+	/* Damping keeps a passing backend down: its checks' state is up. */
 	if (!fleet_health_on(d))
-		return b->up;
+		return b->up || b->damped_up;
 	if (local[b->idx].set && local[b->idx].gen == b->gen)
 		return local[b->idx].up;
 	return !b->start_down;

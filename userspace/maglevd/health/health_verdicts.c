@@ -15,6 +15,7 @@
 #include "fleet/fleet_health.h"
 #include "health/health_changes.h"
 #include "core/log.h"
+#include "health/damping.h"
 #include "model/admit.h"
 
 struct verdict {
@@ -85,9 +86,25 @@ static uint32_t apply_vip(const struct daemon *d, struct vip *v, struct health_c
 		struct be *b = &v->bes[i];
 		const struct verdict *w = pos[b->idx] ? &q[pos[b->idx] - 1] : NULL;
 
-		/* A verdict for an index since given to another backend is stale. */
-		if (!w || w->gen != b->gen || w->vip_id != v->id || w->up == b->up)
+		/* A verdict for an index since given to another backend is stale;
+		 * one that is its checks' state already is no change.
+		 */
+		if (!w || w->gen != b->gen || w->vip_id != v->id ||
+		    w->up == (b->up || b->damped_up))
 			continue;
+		n++;
+		if (damping_flap(&d->cfg, b, now))
+			damping_log(d, v, b, "suppressed", now);
+		if (!w->up && b->damped_up) {
+			/* Down again while damping kept it down: nothing to apply. */
+			b->damped_up = false;
+			continue;
+		}
+		if (w->up && b->suppressed) {
+			b->damped_up = true;
+			damping_log(d, v, b, "passes its checks but stays down", now);
+			continue;
+		}
 		snprintf(why, sizeof(why), "(%s)", w->why);
 		if (!w->up && admit_in_table(b) && d->cfg.settle_ms) {
 			/* Marked at once, its slots kept until settle_ms. */
@@ -100,11 +117,10 @@ static uint32_t apply_vip(const struct daemon *d, struct vip *v, struct health_c
 			snprintf(why, sizeof(why), "(%s; back within settle_ms: no slot moved)",
 				 w->why);
 		} else if (w->up && serving) {
-			admit_ramp_start(v, b, d->cfg.slow_start_ms, now);
+			admit_ramp_start(v, b, admit_slow_start_ms(v, &d->cfg), now);
 		}
 		b->up = w->up;
 		b->start_down = false;
-		n++;
 		health_changes_add(cs, v, b, w->up, why);
 	}
 	if (n)

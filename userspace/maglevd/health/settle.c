@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "core/log.h"
+#include "health/damping.h"
 #include "health/settle.h"
 #include "model/admit.h"
 
@@ -11,6 +12,22 @@ static bool due(const struct daemon *d, const struct vip *v, struct be *b, uint6
 	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN];
 	uint32_t step;
 
+	if (b->suppressed && damping_penalty(&d->cfg, b, now) < d->cfg.damping_reuse) {
+		if (!apply)
+			return true;
+		damping_reuse(&d->cfg, b, now);
+		damping_log(d, v, b, "reused", now);
+		if (!b->damped_up)
+			return true;
+		/* Its checks pass: up now, with its slots if it is still held. */
+		b->damped_up = false;
+		b->up = true;
+		if (b->held)
+			b->held = false;
+		else
+			admit_ramp_start(v, b, admit_slow_start_ms(v, &d->cfg), now);
+		return true;
+	}
 	if (b->held && !b->up && now >= b->held_until) {
 		if (!apply)
 			return true;
@@ -24,7 +41,7 @@ static bool due(const struct daemon *d, const struct vip *v, struct be *b, uint6
 	}
 	if (!b->ramp_start)
 		return false;
-	step = admit_ramp_step(b, d->cfg.slow_start_ms, now);
+	step = admit_ramp_step(b, admit_slow_start_ms(v, &d->cfg), now);
 	if (step == b->ramp_step && step)
 		return false;
 	if (!apply)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "health/damping.h"
 #include "model/be_state.h"
 #include "ctl_proto.h"
 #include "datapath/drift.h"
@@ -36,6 +37,7 @@ struct snap_be {
 	struct maglev_backend_stats base;
 	const char *state; /* a be_state_name(), static */
 	uint64_t hc[HC_RESULTS];
+	uint32_t penalty; /* flap damping's, now (health/damping.h) */
 	bool up;
 };
 
@@ -200,6 +202,7 @@ struct metrics_snap *metrics_snap_take(struct daemon *d)
 					       .addr = b->addr,
 					       .base = b->base,
 					       .state = be_state_name(b),
+					       .penalty = damping_penalty(&d->cfg, b, mono_ms()),
 					       .up = b->up};
 			for (r = HC_OK; r < HC_RESULTS; r++)
 				sb->hc[r] = health_checks_total(b->idx, r);
@@ -330,9 +333,16 @@ char *metrics_snap_render(const struct metrics_snap *s, struct maglev_dp *dp, si
 	FOR_BES fprintf(f, "maglev_backend_up{vip=\"%s\",backend=\"%s\"} %d\n", vname, bname,
 			sb->up);
 	head(f, "maglev_backend_state", "gauge",
-	     "1 for the backend's state: up (in the table), quiesced (weight 0), drain, or down.");
+	     "1 for the backend's state: up (in the table), ramping (slow start), quiesced "
+	     "(weight 0), drain, held (down, slots kept for settle_ms), suppressed (flap damping) "
+	     "or down.");
 	FOR_BES fprintf(f, "maglev_backend_state{vip=\"%s\",backend=\"%s\",state=\"%s\"} 1\n",
 			vname, bname, sb->state);
+	head(f, "maglev_backend_flap_penalty", "gauge",
+	     "Flap damping's penalty (damping_penalty per state change, halved every "
+	     "damping_half_life_ms); suppressed over damping_suppress.");
+	FOR_BES fprintf(f, "maglev_backend_flap_penalty{vip=\"%s\",backend=\"%s\"} %u\n", vname,
+			bname, sb->penalty);
 	head(f, "maglev_backend_flows", "gauge",
 	     "Connection-table entries the backend holds (counted every few seconds).");
 	FOR_BES

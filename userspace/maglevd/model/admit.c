@@ -43,6 +43,11 @@ uint32_t admit_table_weight(const struct be *b, bool scaled)
 	return w ? w : 1;
 }
 
+uint64_t admit_slow_start_ms(const struct vip *v, const struct maglevd_config *cfg)
+{
+	return v->slow_start_ms >= 0 ? (uint64_t)v->slow_start_ms : cfg->slow_start_ms;
+}
+
 uint32_t admit_ramp_step(const struct be *b, uint64_t slow_start_ms, uint64_t now)
 {
 	uint64_t step;

@@ -30,6 +30,8 @@ bool admit_marked(const struct be *b);
  */
 bool admit_scaled(const struct vip *v);
 uint32_t admit_table_weight(const struct be *b, bool scaled);
+/* v's slow_start_ms: its own, or the config's default. */
+uint64_t admit_slow_start_ms(const struct vip *v, const struct maglevd_config *cfg);
 /* The ramp step b is at, at CLOCK_MONOTONIC ms now (0: at full weight). */
 uint32_t admit_ramp_step(const struct be *b, uint64_t slow_start_ms, uint64_t now);
 /* Start b's ramp at now if slow_start_ms asks for one and v has another

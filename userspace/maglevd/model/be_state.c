@@ -8,7 +8,7 @@ static const char *const names[BE_STATE_MAX] = {BE_STATES(BE_STATE_NAME)};
 enum be_state be_state(const struct be *b)
 {
 	if (!b->up)
-		return b->held ? BE_HELD : BE_DOWN;
+		return b->damped_up ? BE_SUPPRESSED : b->held ? BE_HELD : BE_DOWN;
 	if (b->drain)
 		return BE_DRAIN;
 	if (!b->weight)

@@ -247,6 +247,7 @@ int registry_vip_add(struct registry *r, const struct registry_ctx *ctx,
 	v->gue_port = gue_port;
 	v->placement = MAGLEV_PLACEMENT_MAGLEV;
 	v->vnodes = MAGLEV_VNODES_DEFAULT;
+	v->slow_start_ms = -1;
 	v->hc = *hc;
 	v->hc_set = hc_set;
 	if (registry_vip_hc_check(v, ctx, err, errlen)) {

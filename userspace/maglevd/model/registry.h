@@ -42,6 +42,14 @@ struct be {
 	 */
 	uint64_t ramp_start;
 	uint32_t ramp_step;
+	/* Flap damping (health/damping.h): the penalty at CLOCK_MONOTONIC ms
+	 * penalty_ms; suppressed: over the threshold, not yet under reuse;
+	 * damped_up: its check passes but damping keeps it down.
+	 */
+	uint32_t penalty;
+	uint64_t penalty_ms;
+	bool suppressed;
+	bool damped_up;
 	/* MAGLEV_BACKEND_F_* last written to the datapath. Like a VIP's
 	 * table_gen, digest, sc_until_ms and rdv: true once the registry is
 	 * written; a registry still queued holds its clone's copies until its
@@ -82,6 +90,7 @@ struct vip {
 	double sc_until_ms;
 	uint32_t vnodes;	/* ring points per unit of weight (ring only) */
 	uint32_t balance_milli; /* bounded loads' C in thousandths (bounded.h); 0: off */
+	int64_t slow_start_ms;	/* this VIP's slow_start_ms (admit.h); -1: the config's */
 	struct rdv_memo *rdv;	/* rendezvous only; NULL before the first build */
 	struct hc_params hc;	/* overrides, see hc_set */
 	uint32_t hc_set;
