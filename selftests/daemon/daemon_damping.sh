@@ -41,6 +41,10 @@ metrics_ok() {
 ok_m=no
 for _ in $(seq 40); do metrics_ok && ok_m=yes && break; sleep 0.05; done
 check "metrics: state suppressed and the penalty" [ $ok_m = yes ]
+st=$(ctl -j status | jq -c '.backend_admission | [.suppressed, .max_penalty >= 750]')
+check "status counts it suppressed, with the highest penalty ($st)" [ "$st" = "[1,true]" ]
+check "status text: the backends line" \
+	bash -c "$MAGLEVCTL status | grep -q '^backends held 0 (settle_ms 0), suppressed 1 (damping, highest penalty [0-9]*), ramping 0'"
 t0=$SECONDS
 # From ~2700 to under 750 at a 2 s half-life: about 4 s.
 check "reused once the penalty decays under 750: up" wait_state $V 198.51.100.41 up 10

@@ -370,7 +370,7 @@ static void print_commits(json_object *resp)
 /* Per interface XDP and next hop, seed, slow path, commits, last reload. */
 static void print_status_detail(json_object *resp)
 {
-	json_object *ifs, *rl = NULL;
+	json_object *ifs, *rl = NULL, *ad = NULL;
 	size_t i, n = arr_len(resp, "interface_state", &ifs);
 
 	for (i = 0; i < n; i++) {
@@ -386,6 +386,13 @@ static void print_status_detail(json_object *resp)
 		printf("WARNING: the public default seed is in use: anyone can predict the "
 		       "backend of a flow; set a secret seed in maglevd.conf\n");
 	printf("slow-path module: %s\n", s_or(resp, "slowpath", "?"));
+	json_object_object_get_ex(resp, "backend_admission", &ad);
+	if (ad)
+		printf("backends held %" PRId64 " (settle_ms %" PRId64 "), suppressed %" PRId64
+		       " (damping, highest penalty %" PRId64 "), ramping %" PRId64
+		       " (slow_start_ms %" PRId64 ")\n",
+		       jint(ad, "held"), jint(ad, "settle_ms"), jint(ad, "suppressed"),
+		       jint(ad, "max_penalty"), jint(ad, "ramping"), jint(ad, "slow_start_ms"));
 	print_commits(resp);
 	printf("reloads %" PRId64 " ok, %" PRId64 " failed\n", jint(resp, "reloads"),
 	       jint(resp, "reload_failures"));
