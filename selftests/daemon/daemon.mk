@@ -25,7 +25,8 @@ TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
 	selftests/daemon/daemon_fleet_rollback.sh selftests/daemon/daemon_commit_overlap.sh \
 	selftests/daemon/daemon_health_on_fail_restart.sh selftests/daemon/daemon_datapath_drift.sh \
 	selftests/daemon/daemon_fleet_expect.sh selftests/daemon/daemon_settle.sh \
-	selftests/daemon/daemon_slow_start.sh selftests/daemon/daemon_damping.sh
+	selftests/daemon/daemon_slow_start.sh selftests/daemon/daemon_damping.sh \
+	selftests/daemon/daemon_fleet_settle.sh
 # The mirror into the slow-path module: needs the module, so the 6.1 VM only.
 VM_TESTS += selftests/daemon/daemon_slowpath.sh
 

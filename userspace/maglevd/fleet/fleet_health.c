@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "fleet/fleet_health.h"
+#include "health/admission.h"
+#include "model/admit.h"
 #include "health/health_changes.h"
 #include "core/log.h"
 
@@ -124,10 +126,12 @@ static bool fleet_up(json_object *nodes, const char *vname, const char *bname, u
 
 void fleet_health_apply(struct daemon *d, json_object *nodes)
 {
-	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN], err[300], why[96];
+	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN], err[300], why[160], note[64];
 	struct health_changes *cs = NULL;
 	struct registry *next = NULL;
 	uint32_t i, j, n = 0, down, voters;
+	uint64_t now = mono_ms();
+	bool serving;
 
 	if (!fleet_health_on(d) || !nodes)
 		return;
@@ -137,6 +141,8 @@ void fleet_health_apply(struct daemon *d, json_object *nodes)
 		if (!v)
 			continue;
 		ctl_format_vip(&v->key, vname, sizeof(vname));
+		for (j = 0, serving = false; j < v->nbe && !serving; j++)
+			serving = admit_in_table(&v->bes[j]);
 		for (j = 0; j < v->nbe; j++) {
 			const struct be *b = &v->bes[j];
 			struct be *nb;
@@ -144,7 +150,7 @@ void fleet_health_apply(struct daemon *d, json_object *nodes)
 
 			ctl_format_addr(&b->addr, bname, sizeof(bname));
 			up = fleet_up(nodes, vname, bname, &down, &voters);
-			if (!voters || up == b->up)
+			if (!voters || !admission_changes(b, up))
 				continue;
 			if (!next && !(next = registry_clone(d->reg))) {
 				log_err("health: out of memory applying the fleet's verdicts");
@@ -153,13 +159,15 @@ void fleet_health_apply(struct daemon *d, json_object *nodes)
 			if (!cs)
 				cs = health_changes_new();
 			nb = &next->vips[i]->bes[j];
-			nb->up = up;
-			nb->start_down = false;
 			next->vips[i]->dirty = true;
 			n++;
-			snprintf(why, sizeof(why), "by the fleet (%u of %u balancers see it down)",
-				 down, voters);
-			health_changes_add(cs, v, b, up, why);
+			if (!admission_apply(d, next->vips[i], nb, up, serving, now, note,
+					     sizeof(note)))
+				continue;
+			snprintf(why, sizeof(why),
+				 "by the fleet (%u of %u balancers see it down%s)", down, voters,
+				 note);
+			health_changes_add(cs, v, nb, up, why);
 		}
 	}
 	if (next && health_changes_commit(d, next, COMMIT_SRC_FLEET_HEALTH, cs, err, sizeof(err)))

@@ -15,7 +15,7 @@
 #include "fleet/fleet_health.h"
 #include "health/health_changes.h"
 #include "core/log.h"
-#include "health/damping.h"
+#include "health/admission.h"
 #include "model/admit.h"
 
 struct verdict {
@@ -71,7 +71,7 @@ void health_verdict(uint32_t vip_id, uint32_t idx, uint32_t gen, bool up, const 
  */
 static uint32_t apply_vip(const struct daemon *d, struct vip *v, struct health_changes *cs)
 {
-	char why[sizeof(q->why) + 64];
+	char why[sizeof(q->why) + 72], note[64];
 	uint64_t now = mono_ms();
 	uint32_t i, n = 0;
 	bool serving = false;
@@ -89,38 +89,12 @@ static uint32_t apply_vip(const struct daemon *d, struct vip *v, struct health_c
 		/* A verdict for an index since given to another backend is stale;
 		 * one that is its checks' state already is no change.
 		 */
-		if (!w || w->gen != b->gen || w->vip_id != v->id ||
-		    w->up == (b->up || b->damped_up))
+		if (!w || w->gen != b->gen || w->vip_id != v->id || !admission_changes(b, w->up))
 			continue;
 		n++;
-		if (damping_flap(&d->cfg, b, now))
-			damping_log(d, v, b, "suppressed", now);
-		if (!w->up && b->damped_up) {
-			/* Down again while damping kept it down: nothing to apply. */
-			b->damped_up = false;
+		if (!admission_apply(d, v, b, w->up, serving, now, note, sizeof(note)))
 			continue;
-		}
-		if (w->up && b->suppressed) {
-			b->damped_up = true;
-			damping_log(d, v, b, "passes its checks but stays down", now);
-			continue;
-		}
-		snprintf(why, sizeof(why), "(%s)", w->why);
-		if (!w->up && admit_in_table(b) && d->cfg.settle_ms) {
-			/* Marked at once, its slots kept until settle_ms. */
-			b->held = true;
-			b->held_until = now + d->cfg.settle_ms;
-			snprintf(why, sizeof(why), "(%s; held in its slots for %llu ms)", w->why,
-				 (unsigned long long)d->cfg.settle_ms);
-		} else if (w->up && b->held) {
-			b->held = false;
-			snprintf(why, sizeof(why), "(%s; back within settle_ms: no slot moved)",
-				 w->why);
-		} else if (w->up && serving) {
-			admit_ramp_start(v, b, admit_slow_start_ms(v, &d->cfg), now);
-		}
-		b->up = w->up;
-		b->start_down = false;
+		snprintf(why, sizeof(why), "(%s%s)", w->why, note);
 		health_changes_add(cs, v, b, w->up, why);
 	}
 	if (n)
