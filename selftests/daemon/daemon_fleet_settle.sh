@@ -35,35 +35,49 @@ check "... one new digest on all three" until_ok 5 other_digest
 
 unblock 1
 unblock 2
-# steps3: BE1's "state:step" on the three balancers.
+# steps3 B: backend B's "state:step" on the three balancers.
 steps3() {
 	local n
 	for n in 1 2 3; do
-		c $n -j backend list $V | jq -r --arg b $BE1 '.backends[] | select(.backend == $b) | "\(.state):\(.ramp_step // 0)"'
+		c $n -j backend list $V | jq -r --arg b "$1" '.backends[] | select(.backend == $b) | "\(.state):\(.ramp_step // 0)"'
 	done | tr '\n' ' '
 }
-# Sample the three (state, step, digest) until all are up at full weight.
-same=0 differ=0 steps=
-end=$((SECONDS + 20))
-while [ $SECONDS -le $end ]; do
-	# The states before and after the digests: a sample counts only if no
-	# balancer stepped while it was read.
-	s=$(steps3)
-	d=$(digests | sort -u | wc -l)
-	[ "$(steps3)" = "$s" ] || continue
-	set -- $s
-	if [ "$1" = "$2" ] && [ "$2" = "$3" ]; then
-		if [ "$d" = 1 ]; then same=$((same + 1)); else differ=$((differ + 1)); fi
-		case " $steps " in *" $1 "*) ;; *) steps="$steps $1" ;; esac
-		[ "$1" = up:0 ] && [ "$d" = 1 ] && break
-	fi
-	sleep 0.1
-done
-diag "samples with the three at one step: $same with one digest, $differ without; steps seen:$steps"
-check "back: every sample with the three at the same step had one digest" [ $differ = 0 ]
-check "... the three seen together at two ramping steps or more, then up" \
-	bash -c "[ \$(grep -o 'ramping:[123]' <<<'$steps' | wc -l) -ge 2 ] && grep -q 'up:0' <<<'$steps'"
+# ramp_samples B: sample the three (state, step, digest) of backend B until
+# all are up at full weight; sets same, differ and steps.
+ramp_samples() {
+	local s d end=$((SECONDS + 20))
+	same=0 differ=0 steps=
+	while [ $SECONDS -le $end ]; do
+		# The states before and after the digests: a sample counts only if
+		# no balancer stepped while it was read.
+		s=$(steps3 "$1")
+		d=$(digests | sort -u | wc -l)
+		[ "$(steps3 "$1")" = "$s" ] || continue
+		set -- "$1" $s
+		if [ "$2" = "$3" ] && [ "$3" = "$4" ]; then
+			if [ "$d" = 1 ]; then same=$((same + 1)); else differ=$((differ + 1)); fi
+			case " $steps " in *" $2 "*) ;; *) steps="$steps $2" ;; esac
+			[ "$2" = up:0 ] && [ "$d" = 1 ] && break
+		fi
+		sleep 0.1
+	done
+	diag "$1: samples with the three at one step: $same with one digest, $differ without; steps seen:$steps"
+}
+ramped() {
+	[ "$differ" = 0 ] && [ "$(grep -o 'ramping:[123]' <<<"$steps" | wc -l)" -ge 2 ] &&
+		grep -q 'up:0' <<<"$steps"
+}
+ramp_samples $BE1
+check "back: every sample with the three at the same step had one digest, two steps or more, then up" ramped
 check "... at full weight: the first digest again on all three" until_ok 5 digests_are "$D0"
+
+# A backend the desired state adds (etcd) ramps on every balancer alike.
+BE3=198.51.100.23
+etx ip addr add $BE3/32 dev lo
+ectl put "${PFX}vips/$V" "[{\"cmd\":\"vip.add\",\"vip\":\"$V\"},{\"cmd\":\"backend.add\",\"vip\":\"$V\",\"backend\":\"$BE1\",\"weight\":1},{\"cmd\":\"backend.add\",\"vip\":\"$V\",\"backend\":\"$BE2\",\"weight\":1},{\"cmd\":\"backend.add\",\"vip\":\"$V\",\"backend\":\"$BE3\",\"weight\":1}]" >/dev/null ||
+	nok "etcd: the desired state with a third backend"
+ramp_samples $BE3
+check "$BE3 added through etcd: the same steps on all three, one digest at each, then up" ramped
 check "maglevd logged no error" bash -c "! grep -h 'error\|ERR' $TDIR/b1.log $TDIR/b2.log $TDIR/b3.log | grep -q ."
 stop_all
 t_done

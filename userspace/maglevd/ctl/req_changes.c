@@ -363,7 +363,8 @@ static int do_backend_add(struct daemon *d, struct registry *r, json_object *req
 		if (ob && ob->gen == b->gen) {
 			b->ramp_start = ob->ramp_start;
 			b->ramp_step = ob->ramp_step;
-		} else {
+		} else if (admit_serving(ov)) {
+			/* Judged on the live VIP: a restore's new VIP ramps none. */
 			admit_ramp_start(v, b, admit_slow_start_ms(v, &d->cfg), mono_ms());
 		}
 	}

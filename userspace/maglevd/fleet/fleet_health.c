@@ -141,8 +141,7 @@ void fleet_health_apply(struct daemon *d, json_object *nodes)
 		if (!v)
 			continue;
 		ctl_format_vip(&v->key, vname, sizeof(vname));
-		for (j = 0, serving = false; j < v->nbe && !serving; j++)
-			serving = admit_in_table(&v->bes[j]);
+		serving = admit_serving(v);
 		for (j = 0; j < v->nbe; j++) {
 			const struct be *b = &v->bes[j];
 			struct be *nb;

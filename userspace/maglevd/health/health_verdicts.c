@@ -74,13 +74,10 @@ static uint32_t apply_vip(const struct daemon *d, struct vip *v, struct health_c
 	char why[sizeof(q->why) + 72], note[64];
 	uint64_t now = mono_ms();
 	uint32_t i, n = 0;
-	bool serving = false;
-
-	/* A VIP that had no backend in its table ramps none: each returning one
-	 * would take everything anyway.
+	/* Judged before this batch: one VIP's backends returning together to an
+	 * empty table ramp none.
 	 */
-	for (i = 0; i < v->nbe && !serving; i++)
-		serving = admit_in_table(&v->bes[i]);
+	bool serving = admit_serving(v);
 
 	for (i = 0; i < v->nbe; i++) {
 		struct be *b = &v->bes[i];

@@ -60,6 +60,16 @@ uint32_t admit_ramp_step(const struct be *b, uint64_t slow_start_ms, uint64_t no
 	return step >= ADMIT_RAMP_STEPS ? 0 : (uint32_t)step;
 }
 
+bool admit_serving(const struct vip *v)
+{
+	uint32_t i;
+
+	for (i = 0; v && i < v->nbe; i++)
+		if (admit_in_table(&v->bes[i]))
+			return true;
+	return false;
+}
+
 void admit_ramp_start(const struct vip *v, struct be *b, uint64_t slow_start_ms, uint64_t now)
 {
 	uint32_t i;

@@ -34,6 +34,10 @@ uint32_t admit_table_weight(const struct be *b, bool scaled);
 uint64_t admit_slow_start_ms(const struct vip *v, const struct maglevd_config *cfg);
 /* The ramp step b is at, at CLOCK_MONOTONIC ms now (0: at full weight). */
 uint32_t admit_ramp_step(const struct be *b, uint64_t slow_start_ms, uint64_t now);
+/* v has a backend in its table (NULL: no VIP): only then does a joining
+ * one ramp; in an empty VIP each would take everything anyway.
+ */
+bool admit_serving(const struct vip *v);
 /* Start b's ramp at now if slow_start_ms asks for one and v has another
  * backend in its table (the first one alone takes everything anyway).
  */
