@@ -61,8 +61,8 @@ _maglevctl() {
 		if [[ $cur == -* ]]; then
 			case "$obj $verb" in
 			" ") cands="-j --json -s --socket --expect-revision -V --version -h --help" ;;
-			"vip add") cands="--encap --gue-port --port-any --placement --vnodes --balance-factor --second-chance $checks --help" ;;
-			"vip set") cands="--encap --gue-port --placement --vnodes --balance-factor --second-chance --no-second-chance $checks --help" ;;
+			"vip add") cands="--encap --gue-port --port-any --placement --vnodes --balance-factor --slow-start --second-chance $checks --help" ;;
+			"vip set") cands="--encap --gue-port --placement --vnodes --balance-factor --slow-start --second-chance --no-second-chance $checks --help" ;;
 			"backend add") cands="--weight --drain --start-down --help" ;;
 			"backend set") cands="--weight --drain --undrain --help" ;;
 			"backend del") cands="--force --help" ;;

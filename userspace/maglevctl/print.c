@@ -139,6 +139,8 @@ void print_vip_show(const struct ctl_opts *o, json_object *resp)
 		printf(" vnodes %" PRId64, jint(v, "vnodes"));
 	if (jdbl(v, "balance_factor") > 0)
 		printf(" balance-factor %g", jdbl(v, "balance_factor"));
+	if (json_object_object_get_ex(v, "slow_start_ms", NULL))
+		printf(" slow-start %" PRId64, jint(v, "slow_start_ms"));
 	printf("\n  check %s", c);
 	for (i = 0; strcmp(c, "none") && i < HC_NFIELDS; i++) {
 		const struct hc_field *f = hc_field_at(HC_ORDER_STATUS, i);
@@ -379,7 +381,7 @@ static void print_commits(json_object *resp)
 /* Per interface XDP and next hop, seed, slow path, commits, last reload. */
 static void print_status_detail(json_object *resp)
 {
-	json_object *ifs, *rl = NULL;
+	json_object *ifs, *rl = NULL, *ad = NULL;
 	size_t i, n = arr_len(resp, "interface_state", &ifs);
 
 	for (i = 0; i < n; i++) {
@@ -395,6 +397,13 @@ static void print_status_detail(json_object *resp)
 		printf("WARNING: the public default seed is in use: anyone can predict the "
 		       "backend of a flow; set a secret seed in maglevd.conf\n");
 	printf("slow-path module: %s\n", s_or(resp, "slowpath", "?"));
+	json_object_object_get_ex(resp, "backend_admission", &ad);
+	if (ad)
+		printf("backends held %" PRId64 " (settle_ms %" PRId64 "), suppressed %" PRId64
+		       " (damping, highest penalty %" PRId64 "), ramping %" PRId64
+		       " (slow_start_ms %" PRId64 ")\n",
+		       jint(ad, "held"), jint(ad, "settle_ms"), jint(ad, "suppressed"),
+		       jint(ad, "max_penalty"), jint(ad, "ramping"), jint(ad, "slow_start_ms"));
 	print_commits(resp);
 	printf("reloads %" PRId64 " ok, %" PRId64 " failed\n", jint(resp, "reloads"),
 	       jint(resp, "reload_failures"));

@@ -33,6 +33,9 @@ void config_defaults(struct maglevd_config *cfg)
 	cfg->slow_path_limit = MAGLEV_SLOW_PATH_LIMIT_DEFAULT;
 	cfg->tcp_closed_ms = MAGLEV_TCP_CLOSED_NS_DEFAULT / 1000000;
 	cfg->second_chance_ms = MAGLEV_SECOND_CHANCE_MS_DEFAULT;
+	cfg->damping_suppress = 2000;
+	cfg->damping_reuse = 750;
+	cfg->damping_half_life_ms = 15000;
 	cfg->conn_table_size = MAGLEV_CONN_TABLE_SIZE;
 	cfg->max_vips = MAGLEV_MAX_VIPS;
 	cfg->max_backends_per_vip = 4096;
@@ -342,6 +345,12 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 	U("udp_idle_timeout_ms", cfg->udp_idle_ms, 1000, 86400000)
 	U("tcp_closed_timeout_ms", cfg->tcp_closed_ms, 100, 86400000)
 	U("second_chance_ms", cfg->second_chance_ms, 100, 86400000)
+	U("settle_ms", cfg->settle_ms, 0, 86400000)
+	U("slow_start_ms", cfg->slow_start_ms, 0, 86400000)
+	U("damping_penalty", cfg->damping_penalty, 0, 100000)
+	U("damping_suppress", cfg->damping_suppress, 1, 1000000)
+	U("damping_reuse", cfg->damping_reuse, 1, 1000000)
+	U("damping_half_life_ms", cfg->damping_half_life_ms, 1000, 86400000)
 	U("conn_table_size", cfg->conn_table_size, 1024, 1u << 28)
 	U("max_vips", cfg->max_vips, 1, MAGLEV_MAX_VIPS)
 	U("max_backends_per_vip", cfg->max_backends_per_vip, 1, MAGLEV_MAX_BACKENDS - 1)
@@ -602,6 +611,13 @@ int config_parse(const char *text, size_t len, struct maglevd_config *cfg, char 
 	}
 	if (!cfg->fleet_cert[0] != !cfg->fleet_key[0]) {
 		snprintf(err, errlen, "fleet_etcd_cert and fleet_etcd_key go together: give both");
+		return -EINVAL;
+	}
+	if (cfg->damping_reuse >= cfg->damping_suppress) {
+		snprintf(err, errlen,
+			 "damping_reuse %u must be below damping_suppress %u: a suppressed backend "
+			 "would never be reused",
+			 cfg->damping_reuse, cfg->damping_suppress);
 		return -EINVAL;
 	}
 	if (cfg->health_fleet && !cfg->fleet_etcd[0]) {

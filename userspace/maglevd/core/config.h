@@ -37,6 +37,11 @@ struct maglevd_config {
 	uint64_t udp_idle_ms;
 	uint64_t tcp_closed_ms;	   /* bound at load: restart only */
 	uint64_t second_chance_ms; /* previous owners kept this long after a change */
+	uint64_t settle_ms;	   /* a down backend keeps its slots, marked, this long */
+	uint64_t slow_start_ms;	   /* a joining backend reaches its weight over this */
+	/* Flap damping (health/damping.h); damping_penalty 0: off. */
+	uint32_t damping_penalty, damping_suppress, damping_reuse;
+	uint64_t damping_half_life_ms;
 	uint32_t conn_table_size;
 	uint32_t max_vips;
 	uint32_t max_backends_per_vip;

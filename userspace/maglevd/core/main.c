@@ -25,6 +25,7 @@
 #include "datapath/bounded.h"
 #include "datapath/flow_count.h"
 #include "fleet/fleet.h"
+#include "health/settle.h"
 #include "core/log.h"
 #include "datapath/readback.h"
 #include "datapath/second_chance.h"
@@ -406,6 +407,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	watchdog_tick(now);
 	stream_sweep(d);
 	health_tick(d);
+	settle_tick(d);
 	announce_tick(d);
 	slowpath_tick(d);
 	fleet_tick(d);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "model/admit.h"
 #include "model/balance.h"
 #include "placement.h"
 #include "ctl/req.h"
@@ -61,13 +62,46 @@ static int set_balance(json_object *req, struct vip *v, struct req_err *e)
 	return 0;
 }
 
+/*
+ * "slow_start_ms" of vip.add and vip.set: this VIP's ramp in ms, or
+ * "default" (or -1): the config's. maglevctl sends what was typed, a string.
+ */
+static int set_slow_start(json_object *req, struct vip *v, struct req_err *e)
+{
+	json_object *m;
+	uint64_t u;
+	int64_t ms;
+	bool has;
+	char why[120];
+
+	if (!json_object_object_get_ex(req, "slow_start_ms", &m))
+		return 0;
+	if (json_object_is_type(m, json_type_string)) {
+		const char *s = json_object_get_string(m);
+
+		if (!strcmp(s, "default")) {
+			v->slow_start_ms = -1;
+			return 0;
+		}
+		if (ctl_parse_uint(s, "slow_start_ms", 0, 86400000, &u, why, sizeof(why)))
+			return req_fail(e, "%s (or default: the config's slow_start_ms)", why);
+		v->slow_start_ms = (int64_t)u;
+		return 0;
+	}
+	if (req_get_int(req, "slow_start_ms", -1, 86400000, &ms, &has, e))
+		return -EINVAL;
+	v->slow_start_ms = ms;
+	return 0;
+}
+
 /* The keys of vip.add besides the health-check overrides (hc_fields[].req,
  * which req_check_keys_hc allows); vip.set takes the same but port_any (it
  * would make another VIP): the list from its second entry on.
  */
 static const char *const vip_add_keys[] = {
 	"port_any", "vip",	     "encap",	       "gue_port",	"placement",
-	"vnodes",   "second_chance", "balance_factor", "check_default", NULL};
+	"vnodes",   "second_chance", "balance_factor", "check_default", "slow_start_ms",
+	NULL};
 
 /*
  * "check_default": the check options (hc_fields[].req names) whose per-VIP
@@ -198,7 +232,8 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	if (vip_opts(req, &encap, &gue, &sc, &hc, &hc_set, &given, e))
 		return -EINVAL;
 	/* Checked on a stand-in first: a bad value must not leave a VIP behind. */
-	if (set_placement(req, &probe, e) || set_balance(req, &probe, e))
+	if (set_placement(req, &probe, e) || set_balance(req, &probe, e) ||
+	    set_slow_start(req, &probe, e))
 		return -EINVAL;
 	if (key.family == MAGLEV_AF_INET6) {
 		struct maglev_config mc;
@@ -217,7 +252,8 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	if (ret)
 		return ret;
 	registry_find_vip(r, &key)->second_chance = sc;
-	if (set_placement(req, registry_find_vip(r, &key), e))
+	if (set_placement(req, registry_find_vip(r, &key), e) ||
+	    set_slow_start(req, registry_find_vip(r, &key), e))
 		return -EINVAL;
 	return set_balance(req, registry_find_vip(r, &key), e);
 }
@@ -246,10 +282,12 @@ static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, st
 		return -EINVAL;
 	if (!given && !json_object_object_get_ex(req, "placement", &m) &&
 	    !json_object_object_get_ex(req, "vnodes", &m) &&
-	    !json_object_object_get_ex(req, "balance_factor", &m))
-		return req_fail(e, "nothing to set: give placement, vnodes, balance_factor, encap, "
-				   "gue_port, second_chance or a check option");
-	if (set_placement(req, v, e) || set_balance(req, v, e))
+	    !json_object_object_get_ex(req, "balance_factor", &m) &&
+	    !json_object_object_get_ex(req, "slow_start_ms", &m))
+		return req_fail(e,
+				"nothing to set: give placement, vnodes, balance_factor, "
+				"slow_start_ms, encap, gue_port, second_chance or a check option");
+	if (set_placement(req, v, e) || set_balance(req, v, e) || set_slow_start(req, v, e))
 		return -EINVAL;
 	if (encap != v->encap || gue != v->gue_port || sc != v->second_chance)
 		v->info_dirty = true;
@@ -334,6 +372,21 @@ static int do_backend_add(struct daemon *d, struct registry *r, json_object *req
 
 		b->up = false;
 		b->start_down = true;
+	} else if (!ret) {
+		struct be *b = &v->bes[v->nbe - 1];
+		const struct vip *ov = registry_find_vip(d->reg, &v->key);
+		const struct be *ob = ov ? vip_find_be(ov, &a) : NULL;
+
+		/* A new backend ramps (slow_start_ms); one deleted and re-added in
+		 * this transaction (a restore) keeps what it had.
+		 */
+		if (ob && ob->gen == b->gen) {
+			b->ramp_start = ob->ramp_start;
+			b->ramp_step = ob->ramp_step;
+		} else if (admit_serving(ov)) {
+			/* Judged on the live VIP: a restore's new VIP ramps none. */
+			admit_ramp_start(v, b, admit_slow_start_ms(v, &d->cfg), mono_ms());
+		}
 	}
 	return ret;
 }

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "health/damping.h"
+#include "model/admit.h"
 #include "model/be_state.h"
 #include "datapath/drift.h"
 #include "datapath/bounded.h"
@@ -54,8 +56,28 @@ static json_object *be_json(struct daemon *d, const struct vip *v, const struct 
 			json_object_array_add(fl, json_object_new_string("DRAIN"));
 		json_object_object_add(o, "dp_gen", json_object_new_int64(mb.gen));
 	}
+	/* Marked in the datapath (over cap, or held down): new flows go past it. */
+	if (bounded_marks()[b->idx])
+		json_object_array_add(fl, json_object_new_string("MARKED"));
 	json_object_object_add(o, "dp_flags", fl);
 	json_object_object_add(o, "flows", flows_json(b));
+	if (b->held && !b->up) {
+		uint64_t now = mono_ms();
+
+		json_object_object_add(
+			o, "settle_ms_left",
+			json_object_new_uint64(b->held_until > now ? b->held_until - now : 0));
+	}
+	if (d->cfg.damping_penalty) {
+		json_object_object_add(
+			o, "penalty",
+			json_object_new_int64(damping_penalty(&d->cfg, b, mono_ms())));
+		json_object_object_add(o, "suppressed", json_object_new_boolean(b->suppressed));
+	}
+	if (b->ramp_step) {
+		json_object_object_add(o, "ramp_step", json_object_new_int64(b->ramp_step));
+		json_object_object_add(o, "ramp_steps", json_object_new_int64(ADMIT_RAMP_STEPS));
+	}
 	if (v->balance_milli) {
 		json_object_object_add(o, "load", json_object_new_uint64(bounded_load(b->idx)));
 		json_object_object_add(o, "over_cap",
@@ -97,6 +119,8 @@ static json_object *vip_summary(struct daemon *d_for_json, const struct vip *v)
 	for (i = 0; i < v->nbe; i++)
 		up += v->bes[i].up && !v->bes[i].drain && v->bes[i].weight;
 	json_object_object_add(o, "backends", json_object_new_int64(v->nbe));
+	if (v->slow_start_ms >= 0)
+		json_object_object_add(o, "slow_start_ms", json_object_new_int64(v->slow_start_ms));
 	json_object_object_add(o, "in_table", json_object_new_int64(up));
 	json_object_object_add(o, "table_gen", json_object_new_uint64(v->table_gen));
 	json_object_object_add(o, "rebuild_ms", json_object_new_double(v->rebuild_ms));

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "fleet/fleet_health.h"
+#include "health/admission.h"
+#include "model/admit.h"
 #include "health/health_changes.h"
 #include "core/log.h"
 
@@ -25,8 +27,9 @@ static bool changed, changed_local;
 
 bool health_local_up(const struct daemon *d, const struct be *b)
 {
+	/* Damping keeps a passing backend down: its checks' state is up. */
 	if (!fleet_health_on(d))
-		return b->up;
+		return b->up || b->damped_up;
 	if (local[b->idx].set && local[b->idx].gen == b->gen)
 		return local[b->idx].up;
 	return !b->start_down;
@@ -163,10 +166,12 @@ static bool fleet_up(const struct daemon *d, json_object *nodes, const char *vna
 
 void fleet_health_apply(struct daemon *d, json_object *nodes, bool own)
 {
-	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN], err[300], why[96];
+	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN], err[300], why[160], note[64];
 	struct health_changes *cs = NULL;
 	struct registry *next = NULL;
 	uint32_t i, j, n = 0, down, voters;
+	uint64_t now = mono_ms();
+	bool serving;
 
 	if (!fleet_health_on(d) || (!nodes && !own))
 		return;
@@ -176,6 +181,7 @@ void fleet_health_apply(struct daemon *d, json_object *nodes, bool own)
 		if (!v)
 			continue;
 		ctl_format_vip(&v->key, vname, sizeof(vname));
+		serving = admit_serving(v);
 		for (j = 0; j < v->nbe; j++) {
 			const struct be *b = &v->bes[j];
 			struct be *nb;
@@ -189,7 +195,7 @@ void fleet_health_apply(struct daemon *d, json_object *nodes, bool own)
 				up = fleet_up(d, nodes, vname, bname, b->start_down, &down,
 					      &voters);
 			}
-			if (!voters || up == b->up)
+			if (!voters || !admission_changes(b, up))
 				continue;
 			if (!next && !(next = registry_clone(d->reg))) {
 				log_err("health: out of memory applying the fleet's verdicts");
@@ -198,19 +204,21 @@ void fleet_health_apply(struct daemon *d, json_object *nodes, bool own)
 			if (!cs)
 				cs = health_changes_new();
 			nb = &next->vips[i]->bes[j];
-			nb->up = up;
-			nb->start_down = false;
 			next->vips[i]->dirty = true;
 			n++;
+			if (!admission_apply(d, next->vips[i], nb, up, serving, now, note,
+					     sizeof(note)))
+				continue;
 			if (own)
 				snprintf(why, sizeof(why),
 					 "by this balancer's own checks (the fleet's verdicts are "
-					 "too old)");
+					 "too old%s)",
+					 note);
 			else
 				snprintf(why, sizeof(why),
-					 "by the fleet (%u of %u balancers see it down)", down,
-					 voters);
-			health_changes_add(cs, v, b, up, why);
+					 "by the fleet (%u of %u balancers see it down%s)", down,
+					 voters, note);
+			health_changes_add(cs, v, nb, up, why);
 		}
 	}
 	if (next && health_changes_commit(d, next, COMMIT_SRC_FLEET_HEALTH, cs, err, sizeof(err)))

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "health/damping.h"
 #include "model/be_state.h"
 #include "ctl_proto.h"
 #include "datapath/drift.h"
@@ -39,6 +40,7 @@ struct snap_be {
 	struct maglev_backend_stats base;
 	enum be_state state;
 	uint64_t hc[HC_RESULTS];
+	uint32_t penalty; /* flap damping's, now (health/damping.h) */
 	bool up;
 };
 
@@ -217,6 +219,7 @@ struct metrics_snap *metrics_snap_take(struct daemon *d)
 					       .addr = b->addr,
 					       .base = b->base,
 					       .state = be_state(b),
+					       .penalty = damping_penalty(&d->cfg, b, mono_ms()),
 					       .up = b->up};
 			for (r = HC_OK; r < HC_RESULTS; r++)
 				sb->hc[r] = health_checks_total(b->idx, r);
@@ -345,11 +348,17 @@ char *metrics_snap_render(const struct metrics_snap *s, struct maglev_dp *dp, si
 	head(f, "maglev_backend_up", "gauge", "1 if the backend passes its health checks.");
 	FOR_BES fprintf(f, "maglev_backend_up{%s,backend=\"%s\"} %d\n", vname, bname, sb->up);
 	head(f, "maglev_backend_state", "gauge",
-	     "1 for the backend's state and 0 for the others: up (in the table), quiesced "
-	     "(weight 0), drain, down.");
+	     "1 for the backend's state and 0 for the others: up (in the table), ramping (slow "
+	     "start), quiesced (weight 0), drain, held (down, slots kept for settle_ms), "
+	     "suppressed (flap damping), down.");
 	FOR_BES for (r = 0; r < BE_STATE_MAX; r++)
 		fprintf(f, "maglev_backend_state{%s,backend=\"%s\",state=\"%s\"} %d\n", vname,
 			bname, be_state_str((enum be_state)r), sb->state == (enum be_state)r);
+	head(f, "maglev_backend_flap_penalty", "gauge",
+	     "Flap damping's penalty (damping_penalty per state change, halved every "
+	     "damping_half_life_ms); suppressed over damping_suppress.");
+	FOR_BES fprintf(f, "maglev_backend_flap_penalty{%s,backend=\"%s\"} %u\n", vname, bname,
+			sb->penalty);
 	head(f, "maglev_backend_flows", "gauge",
 	     "Connection-table entries the backend holds (counted every few seconds).");
 	FOR_BES

@@ -8,6 +8,8 @@
 #include <bpf/libbpf.h>
 
 #include "datapath/slowpath.h"
+#include "health/damping.h"
+#include "model/be_state.h"
 #include "metrics/status.h"
 
 /* The slow-path module's name (kernel/Kbuild): present here once loaded. */
@@ -75,6 +77,36 @@ void status_reload_done(struct daemon *d, const char *err)
 	}
 }
 
+/*
+ * Backends kept from their table or weight by settle, damping or slow start,
+ * counted over every VIP, and the highest flap penalty now.
+ */
+static json_object *admission_json(const struct daemon *d)
+{
+	json_object *o = json_object_new_object();
+	uint32_t i, j, n[BE_STATE_MAX] = {0}, maxp = 0, p;
+	uint64_t now = mono_ms();
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *v = d->reg->vips[i];
+
+		for (j = 0; v && j < v->nbe; j++) {
+			n[be_state(&v->bes[j])]++;
+			p = damping_penalty(&d->cfg, &v->bes[j], now);
+			if (p > maxp)
+				maxp = p;
+		}
+	}
+	json_object_object_add(o, "held", json_object_new_int64(n[BE_HELD]));
+	json_object_object_add(o, "suppressed", json_object_new_int64(n[BE_SUPPRESSED]));
+	json_object_object_add(o, "ramping", json_object_new_int64(n[BE_RAMPING]));
+	json_object_object_add(o, "max_penalty", json_object_new_int64(maxp));
+	json_object_object_add(o, "settle_ms", json_object_new_uint64(d->cfg.settle_ms));
+	json_object_object_add(o, "slow_start_ms", json_object_new_uint64(d->cfg.slow_start_ms));
+	json_object_object_add(o, "damping_penalty", json_object_new_int64(d->cfg.damping_penalty));
+	return o;
+}
+
 static json_object *mac_json(const uint8_t *m)
 {
 	char buf[18];
@@ -140,6 +172,7 @@ void status_json(struct daemon *d, json_object *o)
 			       json_object_new_string(d->cfg.nexthop_auto ? "auto" : "static"));
 	json_object_object_add(o, "default_seed", json_object_new_boolean(d->cfg.seed_default));
 	json_object_object_add(o, "slowpath", json_object_new_string(status_slowpath()));
+	json_object_object_add(o, "backend_admission", admission_json(d));
 	/* The last reload, one record (status_reload_done()) in two shapes:
 	 * the flat counters and error of "maglevctl reload", and last_reload
 	 * with its time.

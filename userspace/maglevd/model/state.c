@@ -61,6 +61,8 @@ json_object *state_vip_json(const struct vip *v, bool with_ids)
 		balance_format(v->balance_milli, bf, sizeof(bf));
 		json_object_object_add(o, "balance_factor", json_object_new_string(bf));
 	}
+	if (v->slow_start_ms >= 0)
+		json_object_object_add(o, "slow_start_ms", json_object_new_int64(v->slow_start_ms));
 	chk = json_object_new_object();
 	for (i = 0; i < HC_NFIELDS; i++) {
 		const struct hc_field *f = hc_field_at(HC_ORDER_STATE, i);
@@ -324,6 +326,15 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 			 json_object_get_string(m));
 		return -EINVAL;
 	}
+	/* Absent: the config's (files from before slow start too). */
+	if (get_member(vo, "slow_start_ms", json_type_int, false, &m, err, errlen))
+		return -EINVAL;
+	if (m && (json_object_get_int64(m) < 0 || json_object_get_int64(m) > 86400000)) {
+		snprintf(err, errlen, "'slow_start_ms' %lld out of range 0..86400000",
+			 (long long)json_object_get_int64(m));
+		return -EINVAL;
+	}
+	v->slow_start_ms = m ? json_object_get_int64(m) : -1;
 	if (get_member(vo, "base", json_type_object, false, &base, err, errlen))
 		return -EINVAL;
 	if (base) {
