@@ -11,6 +11,7 @@
 #include "xdp_conn.h"
 #include "xdp_encap.h"
 #include "xdp_icmp.h"
+#include "xdp_hot.h"
 
 /* A parse result (reason + 1) to its action: PASS_* pass, DROP_* drop. */
 static __always_inline int maglev_verdict_r(int r)
@@ -452,6 +453,11 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 			}
 		}
 	}
+	/* Hot flows: a packet that has a backend (maglev_send may still
+	 * drop it for its TTL or size, rare).
+	 */
+	if (d.be)
+		maglev_hot_count(pkt, &d.vip_id, d.idx, h);
 	/* One send for all cases: the verifier walks it once. */
 	return maglev_send(ctx, pkt, &d, cfg, 0);
 }
