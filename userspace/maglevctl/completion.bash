@@ -53,9 +53,10 @@ _maglevctl() {
 	--check) cands="tcp http udp dns none" ;;
 	--on-fail) cands="repick drain" ;;
 	--placement) cands="maglev ring rendezvous" ;;
+	--by) cands="flow source" ;;
 	--gue-port | --check-port | --check-path | --check-status | --check-interval | \
 		--check-timeout | --rise | --fall | --weight | --vnodes | --expect-revision | --settle | \
-		--check-payload | --check-expect | --check-dns-name | --balance-factor) ;;
+		--check-payload | --check-expect | --check-dns-name | --balance-factor | -k) ;;
 	*)
 		local obj=${args[0]:-} verb=${args[1]:-} n=${#args[@]}
 		if [[ $cur == -* ]]; then
@@ -66,13 +67,14 @@ _maglevctl() {
 			"backend add") cands="--weight --drain --start-down --help" ;;
 			"backend set") cands="--weight --drain --undrain --help" ;;
 			stats*) cands="-w --watch --help" ;;
+			top*) cands="--by -k --help" ;;
 			table*) cands="--dump --help" ;;
 			restore*) cands="--no-flush --dry-run --allow-empty --help" ;;
 			"fleet status") cands="--settle --help" ;;
 			*) cands="--help" ;;
 			esac
 		elif ((n == 0)); then
-			cands="vip backend stats health table lookup save restore status reload announce fleet help"
+			cands="vip backend stats top health table lookup save restore status reload announce fleet help"
 		else
 			case "$obj" in
 			vip)
@@ -91,7 +93,7 @@ _maglevctl() {
 					cands=$(_maglevctl_query backend list "${args[2]}" backend)
 				fi
 				;;
-			stats | health | table | lookup)
+			stats | top | health | table | lookup)
 				((n == 1)) && cands=$(_maglevctl_query vip list vip)
 				;;
 			restore) files=true ;;

@@ -23,6 +23,7 @@ void help_main(FILE *f)
 	      "  backend set VIP BACKEND [--weight N] [--drain | --undrain]\n"
 	      "  backend list [VIP]\n"
 	      "  stats [VIP] [-w]        counters and rates (-w: refresh every second)\n"
+	      "  top [VIP] [--by flow|source]  heaviest flows or sources of each VIP\n"
 	      "  health [VIP]            health-check state of every backend\n"
 	      "  table VIP [--dump]      slots and share per backend in the live table\n"
 	      "  lookup VIP SRC:SPORT    which backend a client's flow goes to, and why\n"
@@ -143,6 +144,13 @@ static const struct {
 	 "Packets, bytes and new flows per VIP and backend, with rates over the last\n"
 	 "second, and the datapath's packet counters by reason. -w refreshes every second\n"
 	 "until interrupted.\n"},
+	{"top", NULL,
+	 "Usage: maglevctl top [VIP] [--by flow|source] [-k N]\n"
+	 "The heaviest flows (client 5-tuples) or sources of each VIP, from the datapath's\n"
+	 "sampled hot-flow trackers: estimated packets and bits per second, share of the\n"
+	 "VIP's packets, and the backend each lands on; the top N (default 10). Refreshes\n"
+	 "every second on a terminal; one snapshot with -j or when not on a terminal.\n"
+	 "Needs hot_flows on in maglevd.conf.\n"},
 	{"health", NULL,
 	 "Usage: maglevctl health [VIP]\n"
 	 "Health-check state of every backend: check, last result, streaks, unknown checks,\n"

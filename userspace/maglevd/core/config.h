@@ -42,8 +42,15 @@ struct maglevd_config {
 	uint32_t max_backends_per_vip;
 	struct hc_params hc;
 	bool metrics_per_backend; /* the maglev_backend_* series */
-	bool hc_via_encap;	  /* health checks through the encapsulation */
-	char metrics_listen[64];  /* "" when off */
+	/* Hot flows (hot/hot_flows.c): on/off bound at start (the trackers'
+	 * memory), the rest reloadable.
+	 */
+	bool hot_flows;
+	uint32_t hot_flows_sample;	/* one forwarded packet in N per VIP and CPU */
+	uint32_t hot_flows_threshold;	/* percent of a VIP's packets; 0: off */
+	uint32_t hot_flows_metrics_top; /* top K in the metrics */
+	bool hc_via_encap;		/* health checks through the encapsulation */
+	char metrics_listen[64];	/* "" when off */
 	char state_file[CFG_PATH_MAX];
 	char control_socket[108];
 	char control_group[64];

@@ -16,6 +16,7 @@
 #include "slowpath_nl.h"
 #include "model/state.h"
 #include "metrics/status.h"
+#include "hot/hot_flows.h"
 #include "version.h"
 
 struct snap_vip {
@@ -136,6 +137,7 @@ static void render_tail(struct daemon *d, FILE *f)
 	}
 	announce_metrics(d, f);
 	readback_metrics(d, f);
+	hot_flows_metrics(d, f);
 	head(f, "maglevd_vips", "gauge", "VIPs configured.");
 	fprintf(f, "maglevd_vips %u\n", d->reg->nvips);
 	head(f, "maglevd_backends", "gauge", "Backends configured over all VIPs.");
