@@ -41,7 +41,7 @@ expect "announce values" "$C announce " "off on"
 expect "an object from its prefix" "$C b" "backend"
 expect "vip commands" "$C vip " "add del list set show"
 expect "vip set options" "$C vip set 192.0.2.10:80/tcp --" \
-	"--balance-factor --check --check-dns-name --check-expect --check-interval --check-path --check-payload --check-port --check-status --check-timeout --encap --fall --gue-port --help --no-second-chance --on-fail --placement --rise --second-chance --vnodes"
+	"--balance-factor --check --check-dns-name --check-expect --check-interval --check-path --check-payload --check-port --check-status --check-timeout --encap --fall --gue-port --help --hot-threshold --no-second-chance --on-fail --placement --rise --second-chance --vnodes"
 expect "--placement values" "$C vip set 192.0.2.10:80/tcp --placement " "maglev rendezvous ring"
 expect "backend command from its prefix" "$C -j backend s" "set"
 expect "global options" "$C -" "--expect-revision --help --json --socket --version -V -h -j -s"

@@ -56,14 +56,14 @@ _maglevctl() {
 	--by) cands="flow source" ;;
 	--gue-port | --check-port | --check-path | --check-status | --check-interval | \
 		--check-timeout | --rise | --fall | --weight | --vnodes | --expect-revision | --settle | \
-		--check-payload | --check-expect | --check-dns-name | --balance-factor | -k) ;;
+		--check-payload | --check-expect | --check-dns-name | --balance-factor | -k | --hot-threshold) ;;
 	*)
 		local obj=${args[0]:-} verb=${args[1]:-} n=${#args[@]}
 		if [[ $cur == -* ]]; then
 			case "$obj $verb" in
 			" ") cands="-j --json -s --socket --expect-revision -V --version -h --help" ;;
-			"vip add") cands="--encap --gue-port --port-any --placement --vnodes --balance-factor --second-chance $checks --help" ;;
-			"vip set") cands="--encap --gue-port --placement --vnodes --balance-factor --second-chance --no-second-chance $checks --help" ;;
+			"vip add") cands="--encap --gue-port --port-any --placement --vnodes --balance-factor --second-chance --hot-threshold $checks --help" ;;
+			"vip set") cands="--encap --gue-port --placement --vnodes --balance-factor --second-chance --no-second-chance --hot-threshold $checks --help" ;;
 			"backend add") cands="--weight --drain --start-down --help" ;;
 			"backend set") cands="--weight --drain --undrain --help" ;;
 			stats*) cands="-w --watch --help" ;;

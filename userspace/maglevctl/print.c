@@ -139,6 +139,8 @@ void print_vip_show(const struct ctl_opts *o, json_object *resp)
 		printf(" vnodes %" PRId64, jint(v, "vnodes"));
 	if (jdbl(v, "balance_factor") > 0)
 		printf(" balance-factor %g", jdbl(v, "balance_factor"));
+	if (jstr(v, "hot_threshold"))
+		printf(" hot-threshold %s", jstr(v, "hot_threshold"));
 	printf("\n  check %s", c);
 	for (i = 0; strcmp(c, "none") && i < HC_NFIELDS; i++) {
 		const struct hc_field *f = hc_field_at(HC_ORDER_STATUS, i);

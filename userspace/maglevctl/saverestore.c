@@ -139,6 +139,8 @@ static size_t print_vips(FILE *f, json_object *resp, size_t *nbe)
 			fprintf(f, " --vnodes %" PRId64, jint(v, "vnodes"));
 		if (jstr(v, "balance_factor"))
 			fprintf(f, " --balance-factor %s", jstr(v, "balance_factor"));
+		if (jstr(v, "hot_threshold"))
+			fprintf(f, " --hot-threshold %s", jstr(v, "hot_threshold"));
 		json_object_object_get_ex(v, "check", &chk);
 		print_check(f, chk);
 		fprintf(f, "\n");
@@ -509,7 +511,8 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 				if (e)
 					json_object_object_add(resp, "daemon_error",
 							       json_object_new_string(e));
-				json_object_object_add(resp, "error", json_object_new_string(where));
+				json_object_object_add(resp, "error",
+						       json_object_new_string(where));
 				printf("%s\n", json_object_to_json_string(resp));
 			}
 			fprintf(stderr, "maglevctl: %s\n", where);

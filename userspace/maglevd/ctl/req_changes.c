@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/balance.h"
+#include "model/hot_threshold.h"
 #include "placement.h"
 #include "ctl/req.h"
 
@@ -61,13 +62,29 @@ static int set_balance(json_object *req, struct vip *v, struct req_err *e)
 	return 0;
 }
 
+/* "hot_threshold" of vip.add and vip.set (model/hot_threshold.h). */
+static int set_hot_threshold(json_object *req, struct vip *v, struct req_err *e)
+{
+	const char *s;
+
+	if (req_get_str(req, "hot_threshold", false, &s, e))
+		return -EINVAL;
+	if (s && hot_threshold_parse(s, &v->hot_threshold))
+		return req_fail(e,
+				"hot threshold '%.40s' is not a percent from 1 to 100, off or "
+				"default",
+				s);
+	return 0;
+}
+
 /* The keys of vip.add besides the health-check overrides (hc_fields[].req,
  * which req_check_keys_hc allows); vip.set takes the same but port_any (it
  * would make another VIP): the list from its second entry on.
  */
 static const char *const vip_add_keys[] = {
 	"port_any", "vip",	     "encap",	       "gue_port",	"placement",
-	"vnodes",   "second_chance", "balance_factor", "check_default", NULL};
+	"vnodes",   "second_chance", "balance_factor", "check_default", "hot_threshold",
+	NULL};
 
 /*
  * "check_default": the check options (hc_fields[].req names) whose per-VIP
@@ -198,7 +215,8 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	if (vip_opts(req, &encap, &gue, &sc, &hc, &hc_set, &given, e))
 		return -EINVAL;
 	/* Checked on a stand-in first: a bad value must not leave a VIP behind. */
-	if (set_placement(req, &probe, e) || set_balance(req, &probe, e))
+	if (set_placement(req, &probe, e) || set_balance(req, &probe, e) ||
+	    set_hot_threshold(req, &probe, e))
 		return -EINVAL;
 	if (key.family == MAGLEV_AF_INET6) {
 		struct maglev_config mc;
@@ -217,7 +235,8 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	if (ret)
 		return ret;
 	registry_find_vip(r, &key)->second_chance = sc;
-	if (set_placement(req, registry_find_vip(r, &key), e))
+	if (set_placement(req, registry_find_vip(r, &key), e) ||
+	    set_hot_threshold(req, registry_find_vip(r, &key), e))
 		return -EINVAL;
 	return set_balance(req, registry_find_vip(r, &key), e);
 }
@@ -246,10 +265,12 @@ static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, st
 		return -EINVAL;
 	if (!given && !json_object_object_get_ex(req, "placement", &m) &&
 	    !json_object_object_get_ex(req, "vnodes", &m) &&
-	    !json_object_object_get_ex(req, "balance_factor", &m))
-		return req_fail(e, "nothing to set: give placement, vnodes, balance_factor, encap, "
-				   "gue_port, second_chance or a check option");
-	if (set_placement(req, v, e) || set_balance(req, v, e))
+	    !json_object_object_get_ex(req, "balance_factor", &m) &&
+	    !json_object_object_get_ex(req, "hot_threshold", &m))
+		return req_fail(e,
+				"nothing to set: give placement, vnodes, balance_factor, "
+				"hot_threshold, encap, gue_port, second_chance or a check option");
+	if (set_placement(req, v, e) || set_balance(req, v, e) || set_hot_threshold(req, v, e))
 		return -EINVAL;
 	if (encap != v->encap || gue != v->gue_port || sc != v->second_chance)
 		v->info_dirty = true;

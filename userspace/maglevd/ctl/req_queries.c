@@ -21,6 +21,7 @@
 #include "model/state.h"
 #include "metrics/status.h"
 #include "hot/hot_flows.h"
+#include "model/hot_threshold.h"
 #include "version.h"
 #include "ctl/req.h"
 
@@ -85,6 +86,12 @@ static json_object *vip_summary(struct daemon *d_for_json, const struct vip *v)
 			       json_object_new_string(maglev_placement_name(v->placement)));
 	if (v->placement == MAGLEV_PLACEMENT_RING)
 		json_object_object_add(o, "vnodes", json_object_new_int64(v->vnodes));
+	if (v->hot_threshold != HOT_THRESHOLD_DEFAULT) {
+		char ht[8];
+
+		hot_threshold_format(v->hot_threshold, ht, sizeof(ht));
+		json_object_object_add(o, "hot_threshold", json_object_new_string(ht));
+	}
 	if (v->balance_milli) {
 		uint64_t sp = 0;
 

@@ -25,6 +25,7 @@
 #include "core/log.h"
 #include "ctl_proto.h"
 #include "hot/hot_flows.h"
+#include "model/hot_threshold.h"
 
 #define HOT_KEEP      256
 #define HOT_DECAY     0.5 /* weight of the newest interval */
@@ -249,7 +250,7 @@ static void fold(struct daemon *d, const struct vip *v, struct hot_vip *hv, int 
 		 const struct gains *gs, double dt)
 {
 	struct hot_key *ks = hv->keys[by];
-	double thr = d->cfg.hot_flows_threshold / 100.0;
+	double thr = hot_threshold_pct(v->hot_threshold, d->cfg.hot_flows_threshold) / 100.0;
 	size_t i;
 	int k, n = hv->nkeys[by];
 
@@ -308,9 +309,8 @@ static void fold(struct daemon *d, const struct vip *v, struct hot_vip *hv, int 
 			ctl_format_vip(&v->key, vname, sizeof(vname));
 			fmt_key(by, &ks[k].key, kname, sizeof(kname));
 			log_warn("hot %s: %s holds %.1f%% of VIP %s's packets (%.0f/s; threshold "
-				 "%u%%)",
-				 by_name[by], kname, share * 100, vname, ks[k].pps,
-				 d->cfg.hot_flows_threshold);
+				 "%.0f%%)",
+				 by_name[by], kname, share * 100, vname, ks[k].pps, thr * 100);
 			ks[k].over = true;
 			hv->over_total[by]++;
 		} else if (ks[k].over && share < thr * HOT_REARM_PCT) {

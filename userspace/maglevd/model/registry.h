@@ -71,6 +71,7 @@ struct vip {
 	double sc_until_ms;
 	uint32_t vnodes;	/* ring points per unit of weight (ring only) */
 	uint32_t balance_milli; /* bounded loads' C in thousandths (bounded.h); 0: off */
+	uint8_t hot_threshold;	/* model/hot_threshold.h: 0 the configured one */
 	struct rdv_memo *rdv;	/* rendezvous only; NULL before the first build */
 	struct hc_params hc;	/* overrides, see hc_set */
 	uint32_t hc_set;

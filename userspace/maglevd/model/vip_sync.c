@@ -87,6 +87,7 @@ static bool sync_settings(struct vip *v, const struct vip *w, const struct regis
 		changed = true;
 	}
 	changed |= v->balance_milli != w->balance_milli;
+	changed |= v->hot_threshold != w->hot_threshold;
 	hc_overrides(v, &a);
 	hc_overrides(w, &b);
 	if (v->hc_set != w->hc_set || memcmp(&a, &b, sizeof(a))) {
@@ -103,6 +104,7 @@ static bool sync_settings(struct vip *v, const struct vip *w, const struct regis
 	v->placement = w->placement;
 	v->vnodes = w->vnodes;
 	v->balance_milli = w->balance_milli;
+	v->hot_threshold = w->hot_threshold;
 	v->hc = w->hc;
 	v->hc_set = w->hc_set;
 	return changed;
