@@ -191,6 +191,7 @@ static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_p
 {
 	struct maglev_backend *be = d->be;
 	__u32 over, mtu;
+	int r;
 
 	if (!be)
 		return MAGLEV_DROP(MAGLEV_REASON_DROP_NO_BACKEND);
@@ -215,9 +216,15 @@ static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_p
 	maglev_count_fwd(d->vip_id, d->idx, pkt->frame_len, d->new_flow);
 	if (d->new_flow && d->spilled)
 		maglev_count_spill(d->vip_id);
-	return maglev_encap(ctx, pkt, be, d->prev, d->encap,
-			    d->gue_port ? d->gue_port : bpf_htons(MAGLEV_GUE_PORT_DEFAULT), cfg,
-			    icmp ? MAGLEV_REASON_TX_ICMP_FORWARD : MAGLEV_REASON_TX_FORWARD);
+	r = maglev_encap(ctx, pkt, be, d->prev, d->encap,
+			 d->gue_port ? d->gue_port : bpf_htons(MAGLEV_GUE_PORT_DEFAULT), cfg,
+			 icmp ? MAGLEV_REASON_TX_ICMP_FORWARD : MAGLEV_REASON_TX_FORWARD);
+	/* Hot flows: a packet sent on, counted last, when only the action
+	 * is live (earlier, it would hold registers through the hit path).
+	 */
+	if (!icmp && r == XDP_TX)
+		maglev_hot_count(pkt, &d->vip_id, d->idx);
+	return r;
 }
 
 /* Maglev pick from the VIP's current table; 0 and *reason if none. *prev:
@@ -453,11 +460,6 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 			}
 		}
 	}
-	/* Hot flows: a packet that has a backend (maglev_send may still
-	 * drop it for its TTL or size, rare).
-	 */
-	if (d.be)
-		maglev_hot_count(pkt, &d.vip_id, d.idx, h);
 	/* One send for all cases: the verifier walks it once. */
 	return maglev_send(ctx, pkt, &d, cfg, 0);
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Hot flows (include/maglev_hot.h): one packet in sample_every of each VIP
- * (on average), per CPU, goes into that VIP's heavy-hitter trackers. Off (sample_every 0)
- * it costs an inlined array lookup and a branch per forwarded packet; on,
- * a per-CPU countdown, and the update on the sampled packets
- * (docs/benchmarks.md "Hot flows").
+ * (on average), per CPU, goes into that VIP's heavy-hitter trackers. Off
+ * at load (maglev_hot_on 0, the default) the verifier removes it all: it
+ * costs nothing. Loaded on, a sample_every of 0 costs an inlined array
+ * lookup and a branch per forwarded packet; above 0, a per-CPU countdown,
+ * and the update on the sampled packets (docs/benchmarks.md "Hot flows").
  */
 #ifndef MAGLEV_XDP_HOT_H
 #define MAGLEV_XDP_HOT_H
@@ -14,6 +15,7 @@
 #include "maglev_hot.h"
 #include "xdp_parse.h"
 #include "xdp_cfg_maps.h"
+#include "xdp_maps.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -21,6 +23,11 @@ struct {
 	__type(key, __u32);
 	__type(value, struct maglev_hot_cfg);
 } maglev_hotcfg SEC(".maps");
+
+/* Set by the library before load (maglev_dp_opts.hot_flows): read-only, so
+ * 0 makes every branch below dead code the verifier drops.
+ */
+const volatile __u32 maglev_hot_on = 0;
 
 /* A key of 0 outside the stack. */
 static const __u32 maglev_hot_zero;
@@ -42,26 +49,32 @@ struct {
  * every fourth, is seen in one sample of five or none).
  */
 static __noinline void maglev_hot_update(struct maglev_hot_vip *v, const struct maglev_pkt *pkt,
-					 __u64 fh, __u32 be, __u32 every)
+					 __u32 be, __u32 every)
 {
 	struct maglev_config *cfg = bpf_map_lookup_elem(&maglev_cfg, &maglev_hot_zero);
+	struct maglev_conn_params *p = bpf_map_lookup_elem(&maglev_connkey, &maglev_hot_zero);
 
-	if (!v || !pkt || !cfg)
+	if (!v || !pkt || !cfg || !p)
 		return;
 	v->countdown = every > 1 ? 1 + bpf_get_prandom_u32() % (2 * every - 1) : 1;
-	maglev_hot_sample(v, &pkt->key, fh, maglev_hot_src_hash(pkt->key.src, cfg->seed_k0),
-			  pkt->frame_len, be, bpf_get_prandom_u32());
+	maglev_hot_sample(v, &pkt->key, maglev_conn_hash(&pkt->key, p->seed),
+			  maglev_hot_src_hash(pkt->key.src, cfg->seed_k0), pkt->frame_len, be,
+			  bpf_get_prandom_u32());
 }
 
-/* A packet of pkt's flow (connection-table hash fh) of VIP *vip_id (a key
- * already on the caller's stack), going to backend be.
+/* A packet of pkt's flow of VIP *vip_id (a key already on the caller's
+ * stack), going to backend be. The flow's hash is computed again for a
+ * sampled packet: carrying the connection table's one to here would keep
+ * it in a register (or spilled) through the whole hit path.
  */
 static __always_inline void maglev_hot_count(const struct maglev_pkt *pkt, const __u32 *vip_id,
-					     __u32 be, __u64 fh)
+					     __u32 be)
 {
 	struct maglev_hot_cfg *hc;
 	struct maglev_hot_vip *v;
 
+	if (!maglev_hot_on)
+		return;
 	hc = bpf_map_lookup_elem(&maglev_hotcfg, &maglev_hot_zero);
 	if (!hc || !hc->sample_every)
 		return;
@@ -72,7 +85,7 @@ static __always_inline void maglev_hot_count(const struct maglev_pkt *pkt, const
 		v->countdown--;
 		return;
 	}
-	maglev_hot_update(v, pkt, fh, be, hc->sample_every);
+	maglev_hot_update(v, pkt, be, hc->sample_every);
 }
 
 #endif /* MAGLEV_XDP_HOT_H */

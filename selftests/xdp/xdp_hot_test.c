@@ -215,17 +215,33 @@ TEST_F(hot, heavy_survives_mice)
 	ASSERT_LE(t.flow_count, 1000);
 }
 
-/* Opened without hot_flows: the trackers hold no VIP, and stay off. */
+static uint32_t verified_insns(struct maglev_dp *dp)
+{
+	struct bpf_prog_info info = {0};
+	uint32_t len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(maglev_dp_prog_fd(dp), &info, &len))
+		return 0;
+	return info.verified_insns;
+}
+
+/* Opened without hot_flows: the trackers hold no VIP, stay off, and the
+ * verifier dropped their code (fewer instructions verified than with it).
+ */
 TEST(hot_not_sized)
 {
-	struct maglev_dp *dp = open_dp(_metadata);
+	struct maglev_dp_opts o = {.pin_dir = "", .conn_table_size = 1 << 16, .hot_flows = true};
+	struct maglev_dp *dp = open_dp(_metadata), *on = open_dp_opts(_metadata, &o);
 	struct maglev_hot_vip *v = calloc((size_t)maglev_dp_ncpus(dp), sizeof(*v));
 
 	ASSERT_NE(NULL, v);
 	ASSERT_EQ(-ENOSPC, maglev_dp_hot_set(dp, 16));
 	ASSERT_EQ(0, maglev_dp_hot_set(dp, 0));
 	ASSERT_EQ(-ENOENT, maglev_dp_hot_read(dp, VIP, v));
+	TH_LOG("verified instructions: off %u, on %u", verified_insns(dp), verified_insns(on));
+	ASSERT_LT(verified_insns(dp), verified_insns(on));
 	free(v);
+	maglev_dp_close(on);
 	maglev_dp_close(dp);
 }
 

@@ -22,7 +22,10 @@ struct maglev_dp_opts {
 	const char *pin_dir;	  /* NULL: MAGLEV_PIN_DIR; "" : do not pin (tests) */
 	uint32_t conn_table_size; /* 0: MAGLEV_CONN_TABLE_SIZE */
 	uint64_t tcp_closed_ns;	  /* after a client FIN/RST; 0: MAGLEV_TCP_CLOSED_NS_DEFAULT */
-	bool hot_flows; /* size the hot-flow trackers for every VIP (dp_hot.c); false: one */
+	/* Hot flows (dp_hot.c): the trackers sized for every VIP and the code
+	 * loaded; false: one entry, and the verifier drops the code.
+	 */
+	bool hot_flows;
 };
 
 /* Load the balancer program. Maps already pinned in pin_dir are adopted
