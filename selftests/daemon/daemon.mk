@@ -1,6 +1,7 @@
 # maglevd + maglevctl tests against a real daemon with XDP attached to a veth
 # pair in namespaces the tests create (see selftests/daemon/lib.sh).
 TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
+	selftests/daemon/daemon_hot_flows.sh \
 	selftests/daemon/daemon_health.sh selftests/daemon/daemon_health_encap.sh \
 	selftests/daemon/daemon_health_batch.sh selftests/daemon/daemon_health_unknown.sh \
 	selftests/daemon/daemon_health_start_down.sh selftests/daemon/daemon_health_on_fail.sh \

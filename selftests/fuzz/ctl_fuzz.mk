@@ -26,7 +26,7 @@ CTL_FUZZ_DAEMON := ctl/requests ctl/req_args ctl/req_changes ctl/req_queries ctl
 	datapath/slowpath health/health health/health_verdicts health/health_changes health/hc_udp \
 	announce/announce core/rtnl ctl/audit model/be_state metrics/status metrics/labels datapath/flow_count \
 	datapath/drift datapath/readback fleet/fleet fleet/fleet_health fleet/etcd_client core/stream \
-	datapath/second_chance datapath/bounded model/admit health/settle health/damping health/admission
+	datapath/second_chance datapath/bounded model/admit health/settle health/damping health/admission hot/hot_flows
 CTL_FUZZ_LIB := ctl_proto maglev_table maglev_table_plan maglev_table_naive placement \
 	placement_ring placement_rendezvous slowpath_nl hc_encap \
 	dp_names conn_census \

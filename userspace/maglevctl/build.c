@@ -202,6 +202,7 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 		{"vnodes", OPT_INT, "vnodes", false},
 		{"balance-factor", OPT_STR, "balance_factor", false},
 		{"slow-start", OPT_STR, "slow_start_ms", false},
+		{"hot-threshold", OPT_STR, "hot_threshold", false},
 		{NULL, 0, NULL, false},
 	};
 	const struct opt_def *vip_set_opts = &vip_add_opts[1];

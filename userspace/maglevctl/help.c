@@ -23,6 +23,7 @@ void help_main(FILE *f)
 	      "  backend set VIP BACKEND [--weight N] [--drain | --undrain]\n"
 	      "  backend list [VIP]\n"
 	      "  stats [VIP] [-w]        counters and rates (-w: refresh every second)\n"
+	      "  top [VIP] [--by flow|source]  heaviest flows or sources of each VIP\n"
 	      "  health [VIP]            health-check state of every backend\n"
 	      "  table VIP [--dump]      slots and share per backend in the live table\n"
 	      "  lookup VIP SRC:SPORT    which backend a client's flow goes to, and why\n"
@@ -66,6 +67,7 @@ static const struct {
 	 "                         [--placement maglev|ring|rendezvous] [--vnodes N]\n"
 	 "                         [--balance-factor C|off] [--second-chance]\n"
 	 "                         [--slow-start MS|default]\n"
+	 "                         [--hot-threshold PCT|off|default]\n"
 	 "Add a virtual service. VIP is ADDR:PORT/PROTO (PROTO tcp or udp, PORT 1..65535,\n"
 	 "IPv6 in brackets). --port-any makes it match every port of the address; a port\n"
 	 "given with it is where health checks go. Packets go to backends in IPIP\n"
@@ -93,6 +95,7 @@ static const struct {
 	 "                             [--balance-factor C|off]\n"
 	 "                             [--slow-start MS|default]\n"
 	 "                             [--second-chance | --no-second-chance]\n"
+	 "                             [--hot-threshold PCT|off|default]\n"
 	 "Change a VIP in place: its backends, their flows and counters stay. --encap and\n"
 	 "--gue-port as for vip add: established flows keep their backend and leave in\n"
 	 "the new encapsulation. --second-chance / --no-second-chance as for vip add.\n"
@@ -112,6 +115,9 @@ static const struct {
 	 "--slow-start MS|default (0..86400000; default: the config's slow_start_ms): a\n"
 	 "backend that joins the VIP, or returns to its table, reaches its weight over MS\n"
 	 "in 4 steps, each one rebuild of this VIP's table; established flows never move.\n"
+	 "--hot-threshold PCT (1..100): a flow or source above PCT% of this VIP's packets\n"
+	 "is logged and counted (hot flows, maglevctl top); off: never for this VIP;\n"
+	 "default: the config file's hot_flows_threshold.\n"
 	 "Examples:\n"
 	 "  maglevctl vip set 192.0.2.10:80/tcp --placement ring --vnodes 1000\n"
 	 "  maglevctl vip set 192.0.2.10:80/tcp --balance-factor 1.25\n"
@@ -153,6 +159,13 @@ static const struct {
 	 "Packets, bytes and new flows per VIP and backend, with rates over the last\n"
 	 "second, and the datapath's packet counters by reason. -w refreshes every second\n"
 	 "until interrupted.\n"},
+	{"top", NULL,
+	 "Usage: maglevctl top [VIP] [--by flow|source] [-k N]\n"
+	 "The heaviest flows (client 5-tuples) or sources of each VIP, from the datapath's\n"
+	 "sampled hot-flow trackers: estimated packets and bits per second, share of the\n"
+	 "VIP's packets, and the backend each lands on; the top N (default 10). Refreshes\n"
+	 "every second on a terminal; one snapshot with -j or when not on a terminal.\n"
+	 "Needs hot_flows on in maglevd.conf.\n"},
 	{"health", NULL,
 	 "Usage: maglevctl health [VIP]\n"
 	 "Health-check state of every backend: check, last result, streaks, unknown checks,\n"

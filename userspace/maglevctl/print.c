@@ -141,6 +141,8 @@ void print_vip_show(const struct ctl_opts *o, json_object *resp)
 		printf(" balance-factor %g", jdbl(v, "balance_factor"));
 	if (json_object_object_get_ex(v, "slow_start_ms", NULL))
 		printf(" slow-start %" PRId64, jint(v, "slow_start_ms"));
+	if (jstr(v, "hot_threshold"))
+		printf(" hot-threshold %s", jstr(v, "hot_threshold"));
 	printf("\n  check %s", c);
 	for (i = 0; strcmp(c, "none") && i < HC_NFIELDS; i++) {
 		const struct hc_field *f = hc_field_at(HC_ORDER_STATUS, i);

@@ -141,6 +141,8 @@ static size_t print_vips(FILE *f, json_object *resp, size_t *nbe)
 			fprintf(f, " --balance-factor %s", jstr(v, "balance_factor"));
 		if (json_object_object_get_ex(v, "slow_start_ms", NULL))
 			fprintf(f, " --slow-start %" PRId64, jint(v, "slow_start_ms"));
+		if (jstr(v, "hot_threshold"))
+			fprintf(f, " --hot-threshold %s", jstr(v, "hot_threshold"));
 		json_object_object_get_ex(v, "check", &chk);
 		print_check(f, chk);
 		fprintf(f, "\n");

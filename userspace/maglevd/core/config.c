@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "maglev_conn.h"
 #include "maglev_maps.h"
+#include "maglev_hot.h"
 #include "maglev_second.h"
 #include "maglev_table.h"
 
@@ -49,6 +50,8 @@ void config_defaults(struct maglevd_config *cfg)
 	cfg->hc_via_encap = true;
 	strcpy(cfg->metrics_listen, "127.0.0.1:9478");
 	cfg->metrics_per_backend = true;
+	cfg->hot_flows_sample = MAGLEV_HOT_SAMPLE_DEFAULT;
+	cfg->hot_flows_metrics_top = 5;
 	strcpy(cfg->state_file, "/var/lib/maglev/state.json");
 	strcpy(cfg->control_socket, CTL_DEFAULT_SOCKET);
 	strcpy(cfg->pin_dir, MAGLEV_PIN_DIR);
@@ -405,6 +408,17 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 		}
 		cfg->hc_via_encap = !strcmp(val, "yes");
 	}
+	else if (!strcmp(key, "hot_flows"))
+	{
+		if (strcmp(val, "on") && strcmp(val, "off")) {
+			snprintf(e, sizeof(e), "want on or off");
+			goto bad_value;
+		}
+		cfg->hot_flows = !strcmp(val, "on");
+	}
+	U("hot_flows_sample", cfg->hot_flows_sample, 1, 65536)
+	U("hot_flows_threshold", cfg->hot_flows_threshold, 0, 100)
+	U("hot_flows_metrics_top", cfg->hot_flows_metrics_top, 0, 20)
 	else if (!strcmp(key, "metrics_per_backend"))
 	{
 		if (strcmp(val, "yes") && strcmp(val, "no")) {
@@ -711,6 +725,7 @@ static const struct restart_key {
 	RK("fleet_cert", fleet_cert, true),
 	RK("fleet_key", fleet_key, true),
 	RK("health_scope", health_fleet, false),
+	RK("hot_flows", hot_flows, false),
 };
 #undef RK
 

@@ -50,6 +50,13 @@ struct maglevd_config {
 	bool hc_via_encap;		       /* health checks through the encapsulation */
 	char metrics_listen[64];	       /* "" when off */
 	char metrics_web_config[CFG_PATH_MAX]; /* exporter-toolkit web config, "" for none */
+	/* Hot flows (hot/hot_flows.c): on/off bound at start (the trackers'
+	 * memory), the rest reloadable.
+	 */
+	bool hot_flows;
+	uint32_t hot_flows_sample;	/* one forwarded packet in N per VIP and CPU */
+	uint32_t hot_flows_threshold;	/* percent of a VIP's packets; 0: off */
+	uint32_t hot_flows_metrics_top; /* top K in the metrics */
 	char state_file[CFG_PATH_MAX];
 	char control_socket[108];
 	char control_group[64];

@@ -37,6 +37,7 @@
 #include "datapath/table_swap.h"
 #include "version.h"
 #include "core/watchdog.h"
+#include "hot/hot_flows.h"
 
 #define TICK_MS 100
 
@@ -334,6 +335,8 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	regroup = nc.has_group != d->cfg.has_group || nc.control_gid != d->cfg.control_gid;
 	refail = nc.hc.on_fail != d->cfg.hc.on_fail;
 	d->cfg = nc;
+	if (hot_flows_apply(d, e2, sizeof(e2)))
+		log_err("reload: %s", e2);
 	netinfo_if_sync(d);
 	log_set_level(verbose ? LOG_DEBUG : nc.log_level);
 	if (regroup)
@@ -414,6 +417,7 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	second_chance_tick(d);
 	readback_tick(d);
 	bounded_tick(d);
+	hot_flows_tick(d);
 	if (metrics_sample(d)) {
 		/* Interface MACs and their gateways, followed. */
 		netinfo_if_sync(d);
@@ -559,6 +563,7 @@ int main(int argc, char **argv)
 	dpo.pin_dir = d.cfg.pin_dir;
 	dpo.conn_table_size = d.cfg.conn_table_size;
 	dpo.tcp_closed_ns = d.cfg.tcp_closed_ms * 1000000ULL;
+	dpo.hot_flows = d.cfg.hot_flows;
 	if (maglev_dp_open(&d.dp, &dpo, err, sizeof(err))) {
 		log_err("loading the datapath: %s", err);
 		return 1;
@@ -600,6 +605,10 @@ int main(int argc, char **argv)
 	if (daemon_dp_config(&d, &d.cfg, &mc, err, sizeof(err)) ||
 	    (maglev_dp_set_config(d.dp, &mc) &&
 	     snprintf(err, sizeof(err), "writing the datapath config") > 0)) {
+		log_err("%s", err);
+		goto fail_reg;
+	}
+	if (hot_flows_apply(&d, err, sizeof(err))) {
 		log_err("%s", err);
 		goto fail_reg;
 	}

@@ -10,6 +10,7 @@
 
 #include "model/admit.h"
 #include "model/balance.h"
+#include "model/hot_threshold.h"
 #include "placement.h"
 #include "ctl/req.h"
 
@@ -94,13 +95,28 @@ static int set_slow_start(json_object *req, struct vip *v, struct req_err *e)
 	return 0;
 }
 
+/* "hot_threshold" of vip.add and vip.set (model/hot_threshold.h). */
+static int set_hot_threshold(json_object *req, struct vip *v, struct req_err *e)
+{
+	const char *s;
+
+	if (req_get_str(req, "hot_threshold", false, &s, e))
+		return -EINVAL;
+	if (s && hot_threshold_parse(s, &v->hot_threshold))
+		return req_fail(e,
+				"hot threshold '%.40s' is not a percent from 1 to 100, off or "
+				"default",
+				s);
+	return 0;
+}
+
 /* The keys of vip.add besides the health-check overrides (hc_fields[].req,
  * which req_check_keys_hc allows); vip.set takes the same but port_any (it
  * would make another VIP): the list from its second entry on.
  */
 static const char *const vip_add_keys[] = {
 	"port_any", "vip",	     "encap",	       "gue_port",	"placement",
-	"vnodes",   "second_chance", "balance_factor", "check_default", "slow_start_ms",
+	"vnodes",   "second_chance", "balance_factor", "check_default", "slow_start_ms", "hot_threshold",
 	NULL};
 
 /*
@@ -233,7 +249,8 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 		return -EINVAL;
 	/* Checked on a stand-in first: a bad value must not leave a VIP behind. */
 	if (set_placement(req, &probe, e) || set_balance(req, &probe, e) ||
-	    set_slow_start(req, &probe, e))
+	    set_slow_start(req, &probe, e) ||
+	    set_hot_threshold(req, &probe, e))
 		return -EINVAL;
 	if (key.family == MAGLEV_AF_INET6) {
 		struct maglev_config mc;
@@ -253,7 +270,8 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 		return ret;
 	registry_find_vip(r, &key)->second_chance = sc;
 	if (set_placement(req, registry_find_vip(r, &key), e) ||
-	    set_slow_start(req, registry_find_vip(r, &key), e))
+	    set_slow_start(req, registry_find_vip(r, &key), e) ||
+	    set_hot_threshold(req, registry_find_vip(r, &key), e))
 		return -EINVAL;
 	return set_balance(req, registry_find_vip(r, &key), e);
 }
@@ -283,11 +301,13 @@ static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, st
 	if (!given && !json_object_object_get_ex(req, "placement", &m) &&
 	    !json_object_object_get_ex(req, "vnodes", &m) &&
 	    !json_object_object_get_ex(req, "balance_factor", &m) &&
-	    !json_object_object_get_ex(req, "slow_start_ms", &m))
+	    !json_object_object_get_ex(req, "slow_start_ms", &m) &&
+	    !json_object_object_get_ex(req, "hot_threshold", &m))
 		return req_fail(e,
 				"nothing to set: give placement, vnodes, balance_factor, "
-				"slow_start_ms, encap, gue_port, second_chance or a check option");
-	if (set_placement(req, v, e) || set_balance(req, v, e) || set_slow_start(req, v, e))
+				"slow_start_ms, hot_threshold, encap, gue_port, second_chance or a check option");
+	if (set_placement(req, v, e) || set_balance(req, v, e) || set_slow_start(req, v, e) ||
+	    set_hot_threshold(req, v, e))
 		return -EINVAL;
 	if (encap != v->encap || gue != v->gue_port || sc != v->second_chance)
 		v->info_dirty = true;

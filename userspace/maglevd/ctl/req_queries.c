@@ -22,6 +22,8 @@
 #include "slowpath_nl.h"
 #include "model/state.h"
 #include "metrics/status.h"
+#include "hot/hot_flows.h"
+#include "model/hot_threshold.h"
 #include "version.h"
 #include "ctl/req.h"
 
@@ -106,6 +108,12 @@ static json_object *vip_summary(struct daemon *d_for_json, const struct vip *v)
 			       json_object_new_string(maglev_placement_name(v->placement)));
 	if (v->placement == MAGLEV_PLACEMENT_RING)
 		json_object_object_add(o, "vnodes", json_object_new_int64(v->vnodes));
+	if (v->hot_threshold != HOT_THRESHOLD_DEFAULT) {
+		char ht[8];
+
+		hot_threshold_format(v->hot_threshold, ht, sizeof(ht));
+		json_object_object_add(o, "hot_threshold", json_object_new_string(ht));
+	}
 	if (v->balance_milli) {
 		uint64_t sp = 0;
 
@@ -650,6 +658,40 @@ static json_object *do_dump(struct daemon *d, json_object *req, struct req_err *
 	return req_dump_reply(d->reg);
 }
 
+/* Hot flows: {"vip": optional, "by": "flow" | "source", "k": 1..100}. */
+static json_object *do_top(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", "by", "k", NULL};
+	const char *by = "flow";
+	enum hot_by b = HOT_BY_FLOW;
+	struct vip *v = NULL;
+	int64_t k = 10;
+	bool has_k;
+	json_object *o, *t;
+
+	if (req_check_keys(req, keys, e) || req_get_str(req, "by", false, &by, e) ||
+	    req_get_int(req, "k", 1, 100, &k, &has_k, e))
+		return NULL;
+	if (!by || !strcmp(by, "flow"))
+		b = HOT_BY_FLOW;
+	else if (!strcmp(by, "source"))
+		b = HOT_BY_SOURCE;
+	else {
+		req_fail(e, "by: '%s' is neither flow nor source", by);
+		return NULL;
+	}
+	if (json_object_object_get_ex(req, "vip", NULL) && req_get_vip(d, d->reg, req, &v, e))
+		return NULL;
+	o = req_ok_reply();
+	t = hot_flows_json(d, v, b, (int)k);
+	json_object_object_foreach(t, key, val)
+	{
+		json_object_object_add(o, key, json_object_get(val));
+	}
+	json_object_put(t);
+	return o;
+}
+
 static json_object *do_status(struct daemon *d, json_object *req, struct req_err *e)
 {
 	static const char *const keys[] = {NULL};
@@ -773,6 +815,7 @@ static const struct req_query queries[] = {
 	{"lookup", do_lookup, NULL},
 	{"dump", do_dump, NULL},
 	{"status", do_status, NULL},
+	{"top", do_top, NULL},
 	{"fleet.status", do_fleet_status, NULL},
 	{"reload", do_reload, always_a_change},
 	{"announce", do_announce, sets_state},

@@ -1224,6 +1224,8 @@ static char *vip_value(const struct vip *v, char *name, size_t namelen)
 		json_object_object_add(add, "balance_factor", json_object_get(m));
 	if (json_object_object_get_ex(o, "slow_start_ms", &m))
 		json_object_object_add(add, "slow_start_ms", json_object_get(m));
+	if (json_object_object_get_ex(o, "hot_threshold", &m))
+		json_object_object_add(add, "hot_threshold", json_object_get(m));
 	/* The overrides the state file holds, as the request members that set them. */
 	if (json_object_object_get_ex(o, "check", &m))
 		for (i = 0; i < HC_NFIELDS; i++) {

@@ -20,6 +20,7 @@
 #include "slowpath_nl.h"
 #include "model/state.h"
 #include "metrics/status.h"
+#include "hot/hot_flows.h"
 #include "version.h"
 
 struct snap_vip {
@@ -158,6 +159,7 @@ static void render_tail(struct daemon *d, FILE *f)
 	}
 	announce_metrics(d, f);
 	readback_metrics(d, f);
+	hot_flows_metrics(d, f);
 	head(f, "maglev_vips", "gauge", "VIPs configured.");
 	fprintf(f, "maglev_vips %u\n", d->reg->nvips);
 	head(f, "maglev_backends", "gauge", "Backends configured over all VIPs.");

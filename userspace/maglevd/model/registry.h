@@ -91,6 +91,7 @@ struct vip {
 	uint32_t vnodes;	/* ring points per unit of weight (ring only) */
 	uint32_t balance_milli; /* bounded loads' C in thousandths (bounded.h); 0: off */
 	int64_t slow_start_ms;	/* this VIP's slow_start_ms (admit.h); -1: the config's */
+	uint8_t hot_threshold;	/* model/hot_threshold.h: 0 the configured one */
 	struct rdv_memo *rdv;	/* rendezvous only; NULL before the first build */
 	struct hc_params hc;	/* overrides, see hc_set */
 	uint32_t hc_set;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "model/balance.h"
+#include "model/hot_threshold.h"
 #include "json_get.h"
 #include "core/durable.h"
 #include "core/log.h"
@@ -63,6 +64,12 @@ json_object *state_vip_json(const struct vip *v, bool with_ids)
 	}
 	if (v->slow_start_ms >= 0)
 		json_object_object_add(o, "slow_start_ms", json_object_new_int64(v->slow_start_ms));
+	if (v->hot_threshold != HOT_THRESHOLD_DEFAULT) {
+		char ht[8];
+
+		hot_threshold_format(v->hot_threshold, ht, sizeof(ht));
+		json_object_object_add(o, "hot_threshold", json_object_new_string(ht));
+	}
 	chk = json_object_new_object();
 	for (i = 0; i < HC_NFIELDS; i++) {
 		const struct hc_field *f = hc_field_at(HC_ORDER_STATE, i);
@@ -335,6 +342,14 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 		return -EINVAL;
 	}
 	v->slow_start_ms = m ? json_object_get_int64(m) : -1;
+	/* Absent: the configured one (files from before hot flows too). */
+	if (get_member(vo, "hot_threshold", json_type_string, false, &m, err, errlen))
+		return -EINVAL;
+	if (m && hot_threshold_parse(json_object_get_string(m), &v->hot_threshold)) {
+		snprintf(err, errlen, "'hot_threshold' '%.40s' is not 1..100, off or default",
+			 json_object_get_string(m));
+		return -EINVAL;
+	}
 	if (get_member(vo, "base", json_type_object, false, &base, err, errlen))
 		return -EINVAL;
 	if (base) {

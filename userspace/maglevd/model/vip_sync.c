@@ -90,6 +90,7 @@ static bool sync_settings(struct vip *v, const struct vip *w, const struct regis
 	}
 	changed |= v->balance_milli != w->balance_milli;
 	changed |= v->slow_start_ms != w->slow_start_ms;
+	changed |= v->hot_threshold != w->hot_threshold;
 	hc_overrides(v, &a);
 	hc_overrides(w, &b);
 	if (v->hc_set != w->hc_set || memcmp(&a, &b, sizeof(a))) {
@@ -107,6 +108,7 @@ static bool sync_settings(struct vip *v, const struct vip *w, const struct regis
 	v->vnodes = w->vnodes;
 	v->balance_milli = w->balance_milli;
 	v->slow_start_ms = w->slow_start_ms;
+	v->hot_threshold = w->hot_threshold;
 	v->hc = w->hc;
 	v->hc_set = w->hc_set;
 	return changed;
