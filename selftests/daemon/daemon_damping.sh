@@ -35,8 +35,8 @@ check "suppressed: in no table slot" [ "$(slots $V 198.51.100.41)" = 0 ]
 metrics_ok() {
 	local m
 	m=$(lbx curl -s "http://127.0.0.1:$METRICS_PORT/metrics")
-	grep -qF 'maglev_backend_state{vip="192.0.2.40:8080/tcp",backend="198.51.100.41",state="suppressed"} 1' <<<"$m" &&
-		grep -qE 'maglev_backend_flap_penalty\{vip="192.0.2.40:8080/tcp",backend="198.51.100.41"\} [1-9]' <<<"$m"
+	grep -qF 'maglev_backend_state{address="192.0.2.40",port="8080",protocol="tcp",backend="198.51.100.41",state="suppressed"} 1' <<<"$m" &&
+		grep -qE 'maglev_backend_flap_penalty\{address="192.0.2.40",port="8080",protocol="tcp",backend="198.51.100.41"\} [1-9]' <<<"$m"
 }
 ok_m=no
 for _ in $(seq 40); do metrics_ok && ok_m=yes && break; sleep 0.05; done

@@ -60,8 +60,9 @@ check "maglev_conn_events_total{event=\"hit\"}" grep -q '^maglev_conn_events_tot
 # State metrics: every state of every backend, exactly one of them 1.
 for b in 1 2 3; do
 	l="$(vipl $V4),backend=\"198.51.100.$b\""
-	check "backend 198.51.100.$b: 4 states, one of them 1" \
-		bash -c "[ \$(grep -cF 'maglev_backend_state{$l,state=' $M) -eq 4 ] &&
+	# up, ramping, quiesced, drain, held, suppressed, down (model/be_state.h)
+	check "backend 198.51.100.$b: 7 states, one of them 1" \
+		bash -c "[ \$(grep -cF 'maglev_backend_state{$l,state=' $M) -eq 7 ] &&
 			 [ \$(grep -F 'maglev_backend_state{$l,state=' $M | grep -c ' 1\$') -eq 1 ]"
 done
 check "the states: .1 up, .2 quiesced, .3 drain, each 1" \

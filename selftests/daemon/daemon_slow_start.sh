@@ -18,8 +18,14 @@ LE=$!
 sleep 1
 g0=$(gen)
 ctl backend add $V 198.51.100.42
-st=$(ctl -j backend list $V | jq -r '.backends[] | select(.backend == "198.51.100.42") | "\(.state) \(.ramp_step)/\(.ramp_steps)"')
-check "backend 2 joins ramping ($st)" [ "$st" = "ramping 1/4" ]
+# New, it starts down until its first check passes (issue 38), then ramps.
+ramp_state() { ctl -j backend list $V | jq -r '.backends[] | select(.backend == "198.51.100.42") | "\(.state) \(.ramp_step)/\(.ramp_steps)"'; }
+for _ in $(seq 50); do
+	st=$(ramp_state)
+	[ "$st" = "down null/null" ] || break
+	sleep 0.1
+done
+check "backend 2 joins ramping at its first passing check ($st)" [ "$st" = "ramping 1/4" ]
 # Its slots over the ramp: 1/5, 2/6, 3/7 of the table, then half.
 seen=
 end=$((SECONDS + RAMP / 1000 + 3))

@@ -14,7 +14,10 @@ bool admission_apply(const struct daemon *d, const struct vip *v, struct be *b, 
 		     bool serving, uint64_t now, char *note, size_t notelen)
 {
 	snprintf(note, notelen, "%s", "");
-	if (damping_flap(&d->cfg, b, now))
+	/* A new backend's first pass (it started down, waiting for one) is
+	 * its admission, not a flap.
+	 */
+	if (!(up && b->start_down) && damping_flap(&d->cfg, b, now))
 		damping_log(d, v, b, "suppressed", now);
 	if (!up && b->damped_up) {
 		/* Down again while damping kept it down: nothing to apply. */
