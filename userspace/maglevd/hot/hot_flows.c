@@ -509,8 +509,8 @@ static void top_series(struct daemon *d, FILE *f, int by, bool pps, uint32_t k)
 			const struct hot_key *h = &hv->keys[by][r];
 
 			fmt_key(by, &h->key, kname, sizeof(kname));
-			fprintf(f, "maglev_hot_%s_%s{%s,rank=\"%d\",%s=\"%s\"} %.4g\n",
-				by_name[by], name, vname, r + 1, by_name[by], kname,
+			fprintf(f, "maglev_hot_%s_%s{%s,rank=\"%d\",%s=\"%s\"} %.4g\n", by_name[by],
+				name, vname, r + 1, by_name[by], kname,
 				pps ? h->pps : h->pps / hv->vip_pps);
 		}
 	}
