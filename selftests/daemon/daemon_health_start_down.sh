@@ -20,6 +20,8 @@ V=192.0.2.50:5000/udp
 listen_tcp "$NS_LB" 198.51.100.51 5000 || nok "listener on 198.51.100.51:5000"
 ctl vip add $V --check tcp --check-port 5000 --check-interval 300 --check-timeout 200 --rise 10 --fall 10
 ctl backend add $V 198.51.100.51
+# New, it too is down until its first check passes (a loaded machine: later).
+for i in $(seq 100); do [ "$(field $V 198.51.100.51 .state)" = up ] && break; sleep 0.05; done
 check "backend add --start-down is accepted" ctl backend add $V 198.51.100.52 --start-down
 check "it is down from the start, marked start_down" \
 	[ "$(field $V 198.51.100.52 '.state + " " + (.start_down|tostring)')" = "down true" ]

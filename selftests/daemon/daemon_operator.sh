@@ -154,9 +154,10 @@ check "weight 0 is 'quiesced' in the metrics too" \
 # and every other state is there at 0 (series do not come and go).
 ctl -j backend list | jq -r "$JQ_VIPL"'.backends[] | "maglev_backend_state{\(.vip | vipl),backend=\"\(.backend)\",state=\"\(.state)\"} 1"' | sort >"$TDIR/want"
 grep '^maglev_backend_state{.* 1$' "$M" | sort >"$TDIR/got"
-check "every backend has its 4 states, 3 of them 0" \
-	bash -c "[ \$(grep -c '^maglev_backend_state{.* 0\$' $M) -eq \$((3 * \$(wc -l <$TDIR/want))) ] &&
-		 [ \$(grep -c '^maglev_backend_state{' $M) -eq \$((4 * \$(wc -l <$TDIR/want))) ]"
+# up, ramping, quiesced, drain, held, suppressed, down (model/be_state.h)
+check "every backend has its 7 states, 6 of them 0" \
+	bash -c "[ \$(grep -c '^maglev_backend_state{.* 0\$' $M) -eq \$((6 * \$(wc -l <$TDIR/want))) ] &&
+		 [ \$(grep -c '^maglev_backend_state{' $M) -eq \$((7 * \$(wc -l <$TDIR/want))) ]"
 check "every backend's state is named alike by maglevctl and the metrics (up, drain, quiesced)" \
 	bash -c "[ -s $TDIR/want ] && diff $TDIR/want $TDIR/got >/dev/null && grep -q 'state=\"drain\"' $TDIR/got && grep -q 'state=\"up\"' $TDIR/got"
 check "metrics: maglev_build_info names the running version" \
