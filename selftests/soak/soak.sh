@@ -199,7 +199,10 @@ put_vip() {
 		return 1
 	fi
 	WRITES=$((WRITES + 1))
-	flog table "$1" "rev=$r" "bes=${VBES[$1]// /,}"
+	# At the write's start: the balancers may apply it before put returns
+	# (the 1800-s run's 5 new flows "to a dead backend" were answered by a
+	# backend added or undrained 10-30 ms before this line was written).
+	echo "$t table $1 rev=$r bes=${VBES[$1]// /,}" >>"$TOPO_DIR/faults.log"
 	[ "$FASTPOLL" = 1 ] && [ ${#LBDOWN[@]} = 0 ] && [ ${#HOLD[@]} = 0 ] && conv_poll "$t" "$r" && return 0
 	PENDING+=("$t $r")
 }
@@ -749,7 +752,7 @@ check_prev() { # check_prev K VIP PREV_SLOTS
 # it changed (owners and previous owners, read back with table --dump) in
 # slots.log: "MS K VIP own|prev S", S one character per slot (backend N as
 # the digit N, "-" none).
-declare -A SLOTSIG=() BENAME=()
+declare -A SLOTSIG=() SLOTREAD=() BENAME=()
 for i in 1 2 3 4 5 6; do BENAME[$(topo_backend4 "$i")]=$i BENAME[$(topo_backend6 "$i")]=$i; done
 BENAMES=$(for a in "${!BENAME[@]}"; do echo "$a ${BENAME[$a]}"; done)
 sample_slots() {
@@ -763,12 +766,17 @@ sample_slots() {
 			# unchanged: only when it was read, "MS K VIP tick" (the judge
 			# needs the first reading after a break, changed or not)
 			if [ "$sig" = "${SLOTSIG[$k $v]:-}" ]; then
-				echo "$(now_ms) $k $v tick" >>"$TOPO_DIR/slots.log"
+				SLOTREAD[$k $v]=$(now_ms)
+				echo "${SLOTREAD[$k $v]} $k $v tick" >>"$TOPO_DIR/slots.log"
 				continue
 			fi
-			# the owners changed (not only the previous owners dropped)
+			# The owners changed (not only the previous owners dropped),
+			# at the latest now, at the earliest just after the last
+			# reading: that one, so that a late reading (a loaded machine)
+			# never makes a drop look early.
 			[ -n "${SLOTSIG[$k $v]:-}" ] && [ "${sig% *}" != "${SLOTSIG[$k $v]% *}" ] &&
-				OWNCHG[$k $v]=$(now_ms)
+				OWNCHG[$k $v]=${SLOTREAD[$k $v]}
+			SLOTREAD[$k $v]=$(now_ms)
 			SLOTSIG[$k $v]=$sig
 			ctl "$k" -j table "$v" --dump | jq -r '.size,
 				(.ranges[] | "own \(.first) \(.last) \(.backend)"),
