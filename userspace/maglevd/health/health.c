@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Backend health checks: non-blocking TCP connects, HTTP GETs and
- * datagram exchanges (udp, dns: hc_udp.h) driven by the event loop. A backend changes state only
+ * Backend health checks: non-blocking TCP connects, HTTP and HTTPS GETs
+ * (libcurl: hc_http.h) and datagram exchanges (udp, dns: hc_udp.h) driven
+ * by the event loop. A backend changes state only
  * after `rise` successes or `fall` failures in a row, so a flapping backend does not churn the
  * table. Verdicts wait for the end of the tick and go in together (health_verdicts.c): one table
  * rebuild per VIP, however many changed.
@@ -26,6 +27,7 @@
 #include "core/daemon.h"
 #include "fleet/fleet_health.h"
 #include "hc_encap.h"
+#include "health/hc_http.h"
 #include "health/hc_udp.h"
 #include "core/log.h"
 
@@ -41,10 +43,9 @@ struct hc_slot {
 	int last; /* enum hc_result, -1: no result yet */
 	double last_rtt_ms;
 	uint64_t checks[HC_RESULTS];
-	char last_error[96];
-	char resp[64];
-	size_t resp_len;
-	uint16_t dns_id; /* id of the dns check's query in flight */
+	char last_error[160];
+	struct hc_http *http; /* the http or https check in flight */
+	uint16_t dns_id;      /* id of the dns check's query in flight */
 	struct hc_slot *next_dead;
 };
 
@@ -175,6 +176,8 @@ fail:
 
 static void slot_close(struct daemon *d, struct hc_slot *s)
 {
+	hc_http_cancel(s->http);
+	s->http = NULL;
 	if (s->src.fd >= 0) {
 		ev_del(d, &s->src);
 		close(s->src.fd);
@@ -204,6 +207,7 @@ void health_reap(void)
 		dead_slots = s->next_dead;
 		free(s);
 	}
+	hc_http_reap();
 }
 
 static void record(struct daemon *d, struct hc_slot *s, enum hc_result r, const char *why)
@@ -270,12 +274,6 @@ static void unknown(struct daemon *d, uint32_t idx, const char *why)
 		logged_ms = now;
 		since = 0;
 	}
-}
-
-/* Errors of connect() that are the balancer's own, not the backend's. */
-static bool local_errno(int e)
-{
-	return e == EADDRNOTAVAIL || e == EAGAIN || e == ENOBUFS || e == ENOMEM;
 }
 
 static bool is_dgram(enum hc_type t)
@@ -350,8 +348,7 @@ static void on_ready(struct daemon *d, struct ev_source *src, uint32_t events)
 	uint32_t idx = s->idx;
 	int soerr = 0;
 	socklen_t sl = sizeof(soerr);
-	char req[256], host[CTL_ADDR_STRLEN];
-	ssize_t n;
+	char why[96];
 
 	/* An event of this batch for a check that already ended in it (the
 	 * tick's timeout came first): its fd is gone, and reading it would
@@ -363,72 +360,25 @@ static void on_ready(struct daemon *d, struct ev_source *src, uint32_t events)
 		on_dgram(d, s);
 		return;
 	}
-	if (s->phase == HC_CONNECTING) {
-		if (getsockopt(src->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
-			char why[96];
-
-			snprintf(why, sizeof(why), "connect: %s", strerror(soerr ? soerr : errno));
-			finish(d, idx, false, why);
-			return;
-		}
-		if (s->p.type == HC_TCP) {
-			finish(d, idx, true, "");
-			return;
-		}
-		/* HTTP: the request fits any socket buffer, so one send does it. */
-		{
-			struct sockaddr_storage ss;
-			socklen_t al = sizeof(ss);
-
-			if (getpeername(src->fd, (struct sockaddr *)&ss, &al) ||
-			    !inet_ntop(ss.ss_family,
-				       ss.ss_family == AF_INET6
-					       ? (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
-					       : (void *)&((struct sockaddr_in *)&ss)->sin_addr,
-				       host, sizeof(host)))
-				strcpy(host, "backend");
-		}
-		snprintf(req, sizeof(req),
-			 "GET %s HTTP/1.0\r\nHost: %s%s%s\r\nUser-Agent: maglevd-health\r\n"
-			 "Connection: close\r\n\r\n",
-			 s->p.path, strchr(host, ':') ? "[" : "", host,
-			 strchr(host, ':') ? "]" : "");
-		n = send(src->fd, req, strlen(req), MSG_NOSIGNAL);
-		if (n != (ssize_t)strlen(req)) {
-			finish(d, idx, false, "http: send failed");
-			return;
-		}
-		s->phase = HC_READING;
-		s->resp_len = 0;
-		ev_mod(d, src, EPOLLIN);
+	/* tcp: the connect's outcome is the check's */
+	if (getsockopt(src->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
+		snprintf(why, sizeof(why), "connect: %s", strerror(soerr ? soerr : errno));
+		finish(d, idx, false, why);
 		return;
 	}
-	n = recv(src->fd, s->resp + s->resp_len, sizeof(s->resp) - 1 - s->resp_len, 0);
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EINTR)
-			return;
-		finish(d, idx, false, "http: read failed");
-		return;
-	}
-	s->resp_len += (size_t)n;
-	s->resp[s->resp_len] = '\0';
-	if (n > 0 && s->resp_len < 12 && !strchr(s->resp, '\n'))
-		return; /* status line not complete yet */
-	{
-		unsigned int major, minor, status;
-		char why[96];
+	finish(d, idx, true, "");
+}
 
-		if (sscanf(s->resp, "HTTP/%u.%u %u", &major, &minor, &status) != 3) {
-			finish(d, idx, false, "http: no status line");
-			return;
-		}
-		if (status != s->p.status) {
-			snprintf(why, sizeof(why), "http: status %u, want %u", status, s->p.status);
-			finish(d, idx, false, why);
-			return;
-		}
-		finish(d, idx, true, "");
-	}
+/* The end of an http or https check (hc_http.h). */
+static void http_done(struct daemon *d, void *arg, enum hc_result r, const char *why)
+{
+	struct hc_slot *s = arg;
+
+	s->http = NULL; /* gone already */
+	if (r == HC_UNKNOWN)
+		unknown(d, s->idx, why);
+	else
+		finish(d, s->idx, r == HC_OK, why);
 }
 
 static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v,
@@ -484,6 +434,16 @@ static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v
 			return;
 		}
 	}
+	if (s->p.type == HC_HTTP || s->p.type == HC_HTTPS) {
+		char why[96];
+
+		s->phase = HC_CONNECTING;
+		if (hc_http_start(d, &s->p, (struct sockaddr *)&ss,
+				  via_encap ? MAGLEV_HC_MARK_BASE | b->idx : 0, http_done, s,
+				  &s->http, why, sizeof(why)))
+			unknown(d, b->idx, why);
+		return;
+	}
 	fd = socket(ss.ss_family,
 		    (is_dgram(s->p.type) ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		    0);
@@ -513,7 +473,7 @@ static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v
 		snprintf(why, sizeof(why), "connect: %s", strerror(e));
 		close(fd);
 		s->src.fd = -1;
-		if (local_errno(e))
+		if (hc_local_errno(e))
 			unknown(d, b->idx, why);
 		else
 			finish(d, b->idx, false, why);

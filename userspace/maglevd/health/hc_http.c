@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * http and https checks on libcurl's multi interface (hc_http.h). curl
+ * says which sockets to watch (CURLMOPT_SOCKETFUNCTION) and when to call it
+ * back (CURLMOPT_TIMERFUNCTION); both go into maglevd's epoll loop, a
+ * timerfd for the timer, so no check blocks and no thread is needed.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "health/hc_http.h"
+#include "health/hc_udp.h"
+
+/* The body is searched for the expected text this far, no further. */
+#define BODY_SCAN_MAX (64 * 1024)
+/* A CA file that changed is read again after this long. */
+#define CA_CACHE_S 60
+
+struct hc_http {
+	CURL *easy;
+	struct curl_slist *connect_to, *headers;
+	hc_http_done_fn done;
+	void *arg;
+	uint32_t mark;
+	uint16_t want_status;
+	bool https;
+	bool added;   /* in the multi handle */
+	bool stopped; /* the write callback ended the transfer: enough was read */
+	bool found;   /* the expected text was in the body */
+	uint8_t want[HC_UDP_MAX];
+	size_t want_len, held, scanned;
+	char window[2 * HC_UDP_MAX];
+	char local[96]; /* the balancer's own error, if any: unknown */
+	char err[CURL_ERROR_SIZE];
+};
+
+/* A socket curl asked to watch. Freed by hc_http_reap(): an event of the
+ * batch being handled may still name it.
+ */
+struct hc_sock {
+	struct ev_source src; /* first member */
+	bool dead;
+	struct hc_sock *next_dead;
+};
+
+static CURLM *multi;
+static struct daemon *dmn;
+static struct ev_source timer_src = {.fd = -1};
+static struct hc_sock *dead_socks;
+
+/* curl's errors that are the balancer's own (its options, its CA file,
+ * its memory), not the backend's: the check is unknown.
+ */
+static bool hc_http_local(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_FAILED_INIT:
+	case CURLE_URL_MALFORMAT:
+	case CURLE_NOT_BUILT_IN:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_OUT_OF_MEMORY:
+	case CURLE_BAD_FUNCTION_ARGUMENT:
+	case CURLE_INTERFACE_FAILED:
+	case CURLE_UNKNOWN_OPTION:
+	case CURLE_SSL_ENGINE_NOTFOUND:
+	case CURLE_SSL_ENGINE_SETFAILED:
+	case CURLE_SSL_ENGINE_INITFAILED:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CRL_BADFILE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void drain(void)
+{
+	struct CURLMsg *m;
+	int left;
+
+	while ((m = curl_multi_info_read(multi, &left))) {
+		struct hc_http *h = NULL;
+		enum hc_result r;
+		char why[160];
+		long code = 0, oserr = 0;
+		CURLcode rc = m->data.result;
+
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&h);
+		curl_easy_getinfo(m->easy_handle, CURLINFO_OS_ERRNO, &oserr);
+		curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &code);
+		if (rc == CURLE_WRITE_ERROR && h->stopped)
+			rc = CURLE_OK; /* the write callback had seen enough */
+		r = HC_FAIL;
+		if (h->local[0]) {
+			snprintf(why, sizeof(why), "%s", h->local);
+			r = HC_UNKNOWN;
+		} else if (rc == CURLE_OPERATION_TIMEDOUT) {
+			snprintf(why, sizeof(why), "timeout");
+		} else if (rc == CURLE_COULDNT_CONNECT && oserr) {
+			snprintf(why, sizeof(why), "connect: %s", strerror((int)oserr));
+			if (hc_local_errno((int)oserr))
+				r = HC_UNKNOWN;
+		} else if (rc != CURLE_OK) {
+			snprintf(why, sizeof(why), "%s: %.140s", h->https ? "https" : "http",
+				 h->err[0] ? h->err : curl_easy_strerror(rc));
+			if (hc_http_local(rc))
+				r = HC_UNKNOWN;
+		} else if (code != (long)h->want_status) {
+			snprintf(why, sizeof(why), "http: status %ld, want %u", code,
+				 h->want_status);
+		} else if (h->want_len && !h->found) {
+			snprintf(why, sizeof(why), "http: body without the expected text");
+		} else {
+			r = HC_OK;
+			why[0] = '\0';
+		}
+		{
+			hc_http_done_fn done = h->done;
+			void *arg = h->arg;
+
+			hc_http_cancel(h);
+			done(dmn, arg, r, why);
+		}
+	}
+}
+
+static void on_sock(struct daemon *d, struct ev_source *src, uint32_t events)
+{
+	struct hc_sock *s = (struct hc_sock *)src;
+	int flags = 0, running;
+
+	if (s->dead)
+		return;
+	if (events & EPOLLIN)
+		flags |= CURL_CSELECT_IN;
+	if (events & EPOLLOUT)
+		flags |= CURL_CSELECT_OUT;
+	if (events & (EPOLLERR | EPOLLHUP))
+		flags |= CURL_CSELECT_ERR;
+	curl_multi_socket_action(multi, src->fd, flags, &running);
+	drain();
+}
+
+static void on_timer(struct daemon *d, struct ev_source *src, uint32_t events)
+{
+	uint64_t n;
+	int running;
+
+	if (read(src->fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_debug("health: timer read: %s", strerror(errno));
+	curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	drain();
+}
+
+static int sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *sockp)
+{
+	struct hc_sock *s = sockp;
+	uint32_t ev = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
+	struct hc_http *h = NULL;
+
+	if (what == CURL_POLL_REMOVE) {
+		if (s) {
+			ev_del(dmn, &s->src);
+			s->dead = true;
+			s->next_dead = dead_socks;
+			dead_socks = s;
+			curl_multi_assign(multi, fd, NULL);
+		}
+		return 0;
+	}
+	if (s)
+		return ev_mod(dmn, &s->src, ev) ? -1 : 0;
+	s = calloc(1, sizeof(*s));
+	if (s) {
+		s->src.fd = fd;
+		s->src.cb = on_sock;
+		if (!ev_add(dmn, &s->src, ev)) {
+			curl_multi_assign(multi, fd, s);
+			return 0;
+		}
+		free(s);
+	}
+	/* curl ends the transfer; it says nothing about the backend. */
+	curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&h);
+	if (h)
+		snprintf(h->local, sizeof(h->local), "epoll failed");
+	return -1;
+}
+
+static int timer_cb(CURLM *m, long ms, void *userp)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	if (ms > 0) {
+		its.it_value.tv_sec = ms / 1000;
+		its.it_value.tv_nsec = (ms % 1000) * 1000000L;
+	} else if (!ms) {
+		its.it_value.tv_nsec = 1; /* now, from the loop: not from inside curl */
+	}
+	return timerfd_settime(timer_src.fd, 0, &its, NULL) ? -1 : 0;
+}
+
+/* The check's socket, made here so that it carries the mark before it
+ * connects: the health encapsulation picks the backend by it.
+ */
+static curl_socket_t open_sock(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct hc_http *h = clientp;
+	int fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+
+	if (fd < 0) {
+		snprintf(h->local, sizeof(h->local), "socket: %s", strerror(errno));
+		return CURL_SOCKET_BAD;
+	}
+	if (h->mark && setsockopt(fd, SOL_SOCKET, SO_MARK, &h->mark, sizeof(h->mark))) {
+		snprintf(h->local, sizeof(h->local), "health_via_encap: SO_MARK refused");
+		close(fd);
+		return CURL_SOCKET_BAD;
+	}
+	return fd;
+}
+
+/* The body: with no text expected the status is all that counts, so the
+ * transfer ends at the first byte; else it ends once the text is seen.
+ * The window keeps the last want_len - 1 bytes across calls, so a text
+ * split between two reads is found too.
+ */
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
+{
+	struct hc_http *h = userp;
+	size_t n = size * nmemb, keep = h->want_len - 1;
+
+	if (!h->want_len) {
+		h->stopped = true;
+		return 0;
+	}
+	while (n && !h->found && h->scanned < BODY_SCAN_MAX) {
+		size_t take = sizeof(h->window) - h->held;
+
+		if (take > n)
+			take = n;
+		memcpy(h->window + h->held, data, take);
+		h->held += take;
+		h->scanned += take;
+		data += take;
+		n -= take;
+		if (memmem(h->window, h->held, h->want, h->want_len))
+			h->found = true;
+		else if (h->held > keep) {
+			memmove(h->window, h->window + h->held - keep, keep);
+			h->held = keep;
+		}
+	}
+	if (h->found || h->scanned >= BODY_SCAN_MAX) {
+		h->stopped = true;
+		return 0;
+	}
+	return size * nmemb;
+}
+
+static int setup(struct daemon *d)
+{
+	if (multi)
+		return 0;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+		return -1;
+	timer_src.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	timer_src.cb = on_timer;
+	if (timer_src.fd < 0 || ev_add(d, &timer_src, EPOLLIN))
+		goto fail;
+	multi = curl_multi_init();
+	if (!multi)
+		goto fail;
+	dmn = d;
+	curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, sock_cb);
+	curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+	return 0;
+fail:
+	if (timer_src.fd >= 0) {
+		ev_del(d, &timer_src);
+		close(timer_src.fd);
+	}
+	timer_src.fd = -1;
+	return -1;
+}
+
+/* "addr" or "[addr]" and the port of a socket address. */
+static void addr_text(const struct sockaddr *a, char *out, size_t len, unsigned int *port)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	if (a->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+
+		inet_ntop(AF_INET6, &a6->sin6_addr, buf, sizeof(buf));
+		snprintf(out, len, "[%s]", buf);
+		*port = ntohs(a6->sin6_port);
+	} else {
+		const struct sockaddr_in *a4 = (const struct sockaddr_in *)a;
+
+		inet_ntop(AF_INET, &a4->sin_addr, buf, sizeof(buf));
+		snprintf(out, len, "%s", buf);
+		*port = ntohs(a4->sin_port);
+	}
+}
+
+int hc_http_start(struct daemon *d, const struct hc_params *p, const struct sockaddr *addr,
+		  uint32_t mark, hc_http_done_fn done, void *arg, struct hc_http **out, char *why,
+		  size_t whylen)
+{
+	bool https = p->type == HC_HTTPS;
+	struct hc_http *h;
+	char ip[INET6_ADDRSTRLEN + 2], url[320], ct[400], host[160];
+	unsigned int port;
+	int n;
+
+	if (setup(d)) {
+		snprintf(why, whylen, "%s: libcurl setup failed", https ? "https" : "http");
+		return -1;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h || !(h->easy = curl_easy_init())) {
+		free(h);
+		snprintf(why, whylen, "%s: out of memory", https ? "https" : "http");
+		return -1;
+	}
+	h->done = done;
+	h->arg = arg;
+	h->mark = mark;
+	h->https = https;
+	h->want_status = p->status;
+	n = hc_udp_decode(p->body, h->want, sizeof(h->want), why, whylen);
+	h->want_len = n > 0 ? (size_t)n : 0;
+	addr_text(addr, ip, sizeof(ip), &port);
+	/* The name, if any, goes into the URL (Host, SNI, the name verified);
+	 * the connection goes to the address all the same.
+	 */
+	snprintf(url, sizeof(url), "%s://%s:%u/", https ? "https" : "http",
+		 p->host[0] ? p->host : ip, port);
+	/* Host without the port, as the checks have always sent it. */
+	snprintf(host, sizeof(host), "Host: %s", p->host[0] ? p->host : ip);
+	h->headers = curl_slist_append(NULL, host);
+	if (h->headers)
+		curl_slist_append(h->headers, "Connection: close"); /* appends in place */
+	if (p->host[0]) {
+		snprintf(ct, sizeof(ct), "%s:%u:%s:%u", p->host, port, ip, port);
+		h->connect_to = curl_slist_append(NULL, ct);
+	}
+	if (!h->headers || !h->headers->next || (p->host[0] && !h->connect_to)) {
+		hc_http_cancel(h);
+		snprintf(why, whylen, "%s: out of memory", https ? "https" : "http");
+		return -1;
+	}
+	curl_easy_setopt(h->easy, CURLOPT_PRIVATE, h);
+	curl_easy_setopt(h->easy, CURLOPT_URL, url);
+	/* The path goes on the request line as configured, byte for byte. */
+	curl_easy_setopt(h->easy, CURLOPT_REQUEST_TARGET, p->path);
+	curl_easy_setopt(h->easy, CURLOPT_CONNECT_TO, h->connect_to);
+	curl_easy_setopt(h->easy, CURLOPT_PROTOCOLS_STR, https ? "https" : "http");
+	curl_easy_setopt(h->easy, CURLOPT_PROXY, ""); /* no *_proxy from the environment */
+	curl_easy_setopt(h->easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers);
+	curl_easy_setopt(h->easy, CURLOPT_USERAGENT, "maglevd-health");
+	curl_easy_setopt(h->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h->easy, CURLOPT_TIMEOUT_MS, (long)p->timeout_ms);
+	/* Each check its own connection: through the encapsulation every
+	 * backend of a VIP has the same address, told apart by the mark only.
+	 */
+	curl_easy_setopt(h->easy, CURLOPT_FRESH_CONNECT, 1L);
+	curl_easy_setopt(h->easy, CURLOPT_FORBID_REUSE, 1L);
+	curl_easy_setopt(h->easy, CURLOPT_OPENSOCKETFUNCTION, open_sock);
+	curl_easy_setopt(h->easy, CURLOPT_OPENSOCKETDATA, h);
+	curl_easy_setopt(h->easy, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h->easy, CURLOPT_WRITEDATA, h);
+	curl_easy_setopt(h->easy, CURLOPT_ERRORBUFFER, h->err);
+	if (https) {
+		long verify = p->tls_verify == HC_TLS_VERIFY_ON;
+
+		/* A resumed session skips the certificate: judge it every time. */
+		curl_easy_setopt(h->easy, CURLOPT_SSL_SESSIONID_CACHE, 0L);
+		curl_easy_setopt(h->easy, CURLOPT_SSL_VERIFYPEER, verify);
+		curl_easy_setopt(h->easy, CURLOPT_SSL_VERIFYHOST, verify ? 2L : 0L);
+		if (p->ca_file[0])
+			curl_easy_setopt(h->easy, CURLOPT_CAINFO, p->ca_file);
+		curl_easy_setopt(h->easy, CURLOPT_CA_CACHE_TIMEOUT, (long)CA_CACHE_S);
+	}
+	if (curl_multi_add_handle(multi, h->easy) != CURLM_OK) {
+		hc_http_cancel(h);
+		snprintf(why, whylen, "%s: libcurl refused the transfer", https ? "https" : "http");
+		return -1;
+	}
+	h->added = true;
+	*out = h;
+	return 0;
+}
+
+void hc_http_cancel(struct hc_http *h)
+{
+	if (!h)
+		return;
+	if (h->added)
+		curl_multi_remove_handle(multi, h->easy);
+	curl_easy_cleanup(h->easy);
+	curl_slist_free_all(h->connect_to);
+	curl_slist_free_all(h->headers);
+	free(h);
+}
+
+void hc_http_reap(void)
+{
+	while (dead_socks) {
+		struct hc_sock *s = dead_socks;
+
+		dead_socks = s->next_dead;
+		free(s);
+	}
+}
