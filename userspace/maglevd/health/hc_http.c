@@ -28,6 +28,7 @@
 struct hc_http {
 	CURL *easy;
 	struct curl_slist *connect_to, *headers;
+	struct hc_http *next_spare;
 	hc_http_done_fn done;
 	void *arg;
 	uint32_t mark;
@@ -56,6 +57,13 @@ static CURLM *multi;
 static struct daemon *dmn;
 static struct ev_source timer_src = {.fd = -1};
 static struct hc_sock *dead_socks;
+static uint64_t timer_at; /* when the timerfd fires (mono_ms); 0: not set */
+/* Checks that ended, their easy handles kept for the next ones: a handle
+ * reset costs less than one made and freed per check.
+ */
+static struct hc_http *spare;
+static unsigned int nspare;
+#define SPARE_MAX 4096
 
 /* curl's errors that are the balancer's own (its options, its CA file,
  * its memory), not the backend's: the check is unknown.
@@ -161,6 +169,7 @@ static void on_timer(struct daemon *d, struct ev_source *src, uint32_t events)
 
 	if (read(src->fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		log_debug("health: timer read: %s", strerror(errno));
+	timer_at = 0;
 	curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	drain();
 }
@@ -200,17 +209,30 @@ static int sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *sockp
 	return -1;
 }
 
+/*
+ * curl's next timeout, on the timerfd. It is only ever brought forward: a
+ * later deadline leaves the earlier one set, and when that fires curl
+ * names its next one again; "no timeout" leaves it set too (a spare call
+ * finds nothing to do). With thousands of checks in flight curl moves its
+ * deadline at nearly every step, and a timerfd write for each cost more
+ * than the spare calls.
+ */
 static int timer_cb(CURLM *m, long ms, void *userp)
 {
 	struct itimerspec its;
+	uint64_t at;
 
+	if (ms < 0)
+		return 0;
+	at = mono_ms() + (uint64_t)ms;
+	if (timer_at && timer_at <= at)
+		return 0;
+	timer_at = at;
 	memset(&its, 0, sizeof(its));
-	if (ms > 0) {
-		its.it_value.tv_sec = ms / 1000;
-		its.it_value.tv_nsec = (ms % 1000) * 1000000L;
-	} else if (!ms) {
+	its.it_value.tv_sec = ms / 1000;
+	its.it_value.tv_nsec = (ms % 1000) * 1000000L;
+	if (!ms)
 		its.it_value.tv_nsec = 1; /* now, from the loop: not from inside curl */
-	}
 	return timerfd_settime(timer_src.fd, 0, &its, NULL) ? -1 : 0;
 }
 
@@ -231,6 +253,14 @@ static curl_socket_t open_sock(void *clientp, curlsocktype purpose, struct curl_
 		close(fd);
 		return CURL_SOCKET_BAD;
 	}
+	/* Closed with a reset once the answer is in: no TIME_WAIT here. curl
+	 * closes as soon as it has the answer, mostly before the server's FIN,
+	 * and at thousands of checks a second the TIME_WAITs of a VIP's one
+	 * destination (through the encapsulation) used up the local ports and
+	 * made every connect search them.
+	 */
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &(struct linger){.l_onoff = 1, .l_linger = 0},
+		   sizeof(struct linger));
 	return fd;
 }
 
@@ -332,8 +362,21 @@ int hc_http_start(struct daemon *d, const struct hc_params *p, const struct sock
 		snprintf(why, whylen, "%s: libcurl setup failed", https ? "https" : "http");
 		return -1;
 	}
-	h = calloc(1, sizeof(*h));
-	if (!h || !(h->easy = curl_easy_init())) {
+	if (spare) {
+		CURL *easy = spare->easy;
+
+		h = spare;
+		spare = h->next_spare;
+		nspare--;
+		memset(h, 0, sizeof(*h));
+		h->easy = easy;
+		curl_easy_reset(easy);
+	} else {
+		h = calloc(1, sizeof(*h));
+		if (h)
+			h->easy = curl_easy_init();
+	}
+	if (!h || !h->easy) {
 		free(h);
 		snprintf(why, whylen, "%s: out of memory", https ? "https" : "http");
 		return -1;
@@ -376,6 +419,9 @@ int hc_http_start(struct daemon *d, const struct hc_params *p, const struct sock
 	curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers);
 	curl_easy_setopt(h->easy, CURLOPT_USERAGENT, "maglevd-health");
 	curl_easy_setopt(h->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h->easy, CURLOPT_TCP_NODELAY, 0L); /* one write per request */
+	/* An answer's head and the start of its body: 16 KiB were mostly untouched. */
+	curl_easy_setopt(h->easy, CURLOPT_BUFFERSIZE, 4096L);
 	curl_easy_setopt(h->easy, CURLOPT_TIMEOUT_MS, (long)p->timeout_ms);
 	/* Each check its own connection: through the encapsulation every
 	 * backend of a VIP has the same address, told apart by the mark only.
@@ -414,10 +460,27 @@ void hc_http_cancel(struct hc_http *h)
 		return;
 	if (h->added)
 		curl_multi_remove_handle(multi, h->easy);
-	curl_easy_cleanup(h->easy);
 	curl_slist_free_all(h->connect_to);
 	curl_slist_free_all(h->headers);
+	h->connect_to = h->headers = NULL;
+	if (nspare < SPARE_MAX) {
+		h->next_spare = spare;
+		spare = h;
+		nspare++;
+		return;
+	}
+	curl_easy_cleanup(h->easy);
 	free(h);
+}
+
+void hc_http_kick(void)
+{
+	int running;
+
+	if (!multi)
+		return;
+	curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	drain();
 }
 
 void hc_http_reap(void)

@@ -42,6 +42,10 @@ int hc_http_start(struct daemon *d, const struct hc_params *p, const struct sock
 		  size_t whylen);
 /* Abandon a check in flight (its timeout): done is not called. */
 void hc_http_cancel(struct hc_http *h);
+/* Let curl start the checks added since the last call: at once, not after
+ * the rest of the loop's tick (health_tick calls it after its starts).
+ */
+void hc_http_kick(void);
 /* Free what ended during the loop's batch of events (health_reap). */
 void hc_http_reap(void);
 

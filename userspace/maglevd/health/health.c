@@ -565,6 +565,7 @@ void health_tick(struct daemon *d)
 			}
 		}
 	}
+	hc_http_kick();
 	/* This tick's verdicts and those since the last one, in one commit. */
 	health_verdicts_apply(d);
 }
