@@ -162,16 +162,24 @@ static void on_sock(struct daemon *d, struct ev_source *src, uint32_t events)
 	drain();
 }
 
+static int timer_cb(CURLM *m, long ms, void *userp);
+
 static void on_timer(struct daemon *d, struct ev_source *src, uint32_t events)
 {
 	uint64_t n;
 	int running;
+	long ms;
 
 	if (read(src->fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		log_debug("health: timer read: %s", strerror(errno));
 	timer_at = 0;
 	curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	drain();
+	/* curl names a deadline only when it changes: one it named while an
+	 * earlier one was set (and so ignored) is asked for here.
+	 */
+	if (curl_multi_timeout(multi, &ms) == CURLM_OK)
+		timer_cb(multi, ms, NULL);
 }
 
 static int sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *sockp)
