@@ -252,7 +252,11 @@ int maglev_decap(struct xdp_md *ctx)
 	r = maglev_decap_strict(cfg, l3, data_end, proto == bpf_htons(ETH_P_IP));
 	if (r)
 		return maglev_decap_count(r);
-	if (gue && (gue->flags & bpf_htons(MAGLEV_GUE_F_PREV))) {
+	/* Second chance's private data: hlen 5, flags 0 or the old encoding's
+	 * (include/maglev_gue.h).
+	 */
+	if (gue && (!gue->flags || gue->flags == bpf_htons(MAGLEV_GUE_F_PREV_OLD)) &&
+	    (gue->ver_c_hlen & 0x1f) == MAGLEV_GUE_PREV_WORDS) {
 		r = maglev_second_chance(ctx, l3, ETH_HLEN + vb, strip, gue, inner,
 					 proto == bpf_htons(ETH_P_IP), cfg);
 		/* Delivered here otherwise (the lookups leave the packet as it is). */

@@ -32,6 +32,34 @@ static __always_inline __u16 maglev_ip4_csum(const __u16 *p)
 	return (__u16)~sum;
 }
 
+/*
+ * The outer UDP checksum once the packet is sent on (RFC 1624): the pseudo
+ * header lost the old source (gone: words 32-bit words) and gained the new
+ * destination (added; the old destination only became the source), and the
+ * option's first 16 bits went from old16 to new16. A zero checksum (the XDP
+ * balancer's, RFC 6935) stays zero; the slow-path module fills it in, and
+ * a stale one makes the next backend's UDP stack (fou) drop the packet.
+ */
+static __always_inline void maglev_sc_udp_csum(struct udphdr *uh, const __u32 *gone,
+					       const __u32 *added, int words, __u16 old16,
+					       __u16 new16)
+{
+	__u32 sum;
+	int i;
+
+	if (!uh->check)
+		return;
+	sum = (__u16)~uh->check + (__u16)~old16 + new16;
+#pragma unroll
+	for (i = 0; i < 4; i++)
+		if (i < words)
+			sum += (__u16)~gone[i] + (__u16) ~(gone[i] >> 16) + (added[i] & 0xffff) +
+			       (added[i] >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	uh->check = (__u16)~sum ? (__u16)~sum : 0xffff;
+}
+
 /* maglev_sc_claimed's answers besides 0 (not claimed: send it on). */
 #define MAGLEV_SC_CLAIMED  1
 #define MAGLEV_SC_NO_PORTS 2
@@ -144,9 +172,10 @@ static __always_inline int maglev_sc_target_allowed(const struct maglev_decap_co
 
 /*
  * l3: the outer IP header, l3off its offset in the frame, strip: the outer
- * bytes before the inner packet, gh: the GUE header (MAGLEV_GUE_F_PREV
- * set), cfg: the program's configuration. Returns the XDP action of a
- * packet sent on (counted), or -1: deliver it here as any other.
+ * bytes before the inner packet, gh: the GUE header (flags 0, hlen
+ * MAGLEV_GUE_PREV_WORDS), cfg: the program's configuration. Returns the
+ * XDP action of a packet sent on (counted), or -1: deliver it here as any
+ * other.
  */
 static __always_inline int maglev_second_chance(struct xdp_md *ctx, void *l3, __u32 l3off,
 						__u32 strip, struct maglev_gue_hdr *gh, __u8 inner,
@@ -155,6 +184,9 @@ static __always_inline int maglev_second_chance(struct xdp_md *ctx, void *l3, __
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	struct maglev_gue_prev *gp = (void *)(gh + 1);
+	struct udphdr *uh = (void *)gh - sizeof(*uh);
+	__u32 gone[4];
+	__u16 old16;
 	__u8 mac[6];
 	int r;
 
@@ -193,12 +225,13 @@ static __always_inline int maglev_second_chance(struct xdp_md *ctx, void *l3, __
 			maglev_decap_count(MAGLEV_DECAP_SC_NO_REDIRECT);
 			return -1;
 		}
-		o->saddr = o->daddr;
-		o->daddr = gp->addr[0];
 		if (o->ttl <= 1) {
 			maglev_decap_count(MAGLEV_DECAP_SC_NO_REDIRECT);
 			return -1;
 		}
+		gone[0] = o->saddr;
+		o->saddr = o->daddr;
+		o->daddr = gp->addr[0];
 		o->ttl--;
 		o->check = maglev_ip4_csum((const __u16 *)o);
 	} else {
@@ -208,12 +241,16 @@ static __always_inline int maglev_second_chance(struct xdp_md *ctx, void *l3, __
 			maglev_decap_count(MAGLEV_DECAP_SC_NO_REDIRECT);
 			return -1;
 		}
+		__builtin_memcpy(gone, &o->saddr, 16);
 		__builtin_memcpy(&o->saddr, &o->daddr, 16);
 		__builtin_memcpy(&o->daddr, gp->addr, 16);
 		o->hop_limit--;
 	}
 	/* Cleared: the next backend delivers it whatever it finds. */
+	old16 = *(__u16 *)gp;
 	gp->family = 0;
+	if ((void *)(uh + 1) <= data_end)
+		maglev_sc_udp_csum(uh, gone, gp->addr, outer4 ? 1 : 4, old16, *(__u16 *)gp);
 	__builtin_memcpy(mac, data, 6);
 	__builtin_memcpy(data, data + 6, 6);
 	__builtin_memcpy(data + 6, mac, 6);

@@ -11,6 +11,7 @@
 #include "xdp_conn.h"
 #include "xdp_encap.h"
 #include "xdp_icmp.h"
+#include "xdp_hot.h"
 
 /* A parse result (reason + 1) to its action: PASS_* pass, DROP_* drop. */
 static __always_inline int maglev_verdict_r(int r)
@@ -190,6 +191,7 @@ static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_p
 {
 	struct maglev_backend *be = d->be;
 	__u32 over, mtu;
+	int r;
 
 	if (!be)
 		return MAGLEV_DROP(MAGLEV_REASON_DROP_NO_BACKEND);
@@ -214,9 +216,15 @@ static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_p
 	maglev_count_fwd(d->vip_id, d->idx, pkt->frame_len, d->new_flow);
 	if (d->new_flow && d->spilled)
 		maglev_count_spill(d->vip_id);
-	return maglev_encap(ctx, pkt, be, d->prev, d->encap,
-			    d->gue_port ? d->gue_port : bpf_htons(MAGLEV_GUE_PORT_DEFAULT), cfg,
-			    icmp ? MAGLEV_REASON_TX_ICMP_FORWARD : MAGLEV_REASON_TX_FORWARD);
+	r = maglev_encap(ctx, pkt, be, d->prev, d->encap,
+			 d->gue_port ? d->gue_port : bpf_htons(MAGLEV_GUE_PORT_DEFAULT), cfg,
+			 icmp ? MAGLEV_REASON_TX_ICMP_FORWARD : MAGLEV_REASON_TX_FORWARD);
+	/* Hot flows: a packet sent on, counted last, when only the action
+	 * is live (earlier, it would hold registers through the hit path).
+	 */
+	if (!icmp && r == XDP_TX)
+		maglev_hot_count(pkt, &d->vip_id, d->idx);
+	return r;
 }
 
 /* Maglev pick from the VIP's current table; 0 and *reason if none. *prev:

@@ -12,7 +12,8 @@
  *         hop limit 64, source = src6 prefix, low 32 host bits from the fold.
  *   GUE:  UDP source 0x8000 | (fold & 0x7fff), destination the VIP's
  *         gue_port, checksum 0 (RFC 6935 allows it for tunnels; our decap
- *         does not check it), GUE version 0, hlen 0, proto = 4 or 41.
+ *         does not check it), GUE version 0, flags 0, hlen 0 (5 with second
+ *         chance's private data, include/maglev_gue.h), proto = 4 or 41.
  *   The inner TTL / hop limit is decremented (RFC 2003 3.1).
  */
 #ifndef MAGLEV_XDP_ENCAP_H
@@ -197,8 +198,8 @@ static __always_inline int maglev_encap(struct xdp_md *ctx, const struct maglev_
 
 			if ((void *)(gp + 1) > data_end || !prev)
 				return MAGLEV_DROP(MAGLEV_REASON_DROP_ADJUST);
+			/* Flags stay 0: private data (include/maglev_gue.h). */
 			gh->ver_c_hlen = MAGLEV_GUE_PREV_WORDS;
-			gh->flags = bpf_htons(MAGLEV_GUE_F_PREV);
 			gp->type = MAGLEV_GUE_PREV_TYPE;
 			gp->family = prev->family;
 			gp->pad = 0;

@@ -140,6 +140,18 @@ __attribute__((noinline)) int maglev_probe(__u32 vip_id, __u32 idx, __u64 h, __u
 	return (int)maglev_bounded_probe(&seed, h, t, MAGLEV_TABLE_SIZE, maglev_overcap_cb, NULL);
 }
 
+static __always_inline int maglev_backend_usable(const struct maglev_backend *be)
+{
+	return be->flags & (MAGLEV_BACKEND_F_UP | MAGLEV_BACKEND_F_DRAIN);
+}
+
+static __always_inline int maglev_idx_usable(__u32 idx)
+{
+	struct maglev_backend *be = bpf_map_lookup_elem(&maglev_backends, &idx);
+
+	return be && maglev_backend_usable(be);
+}
+
 /* Backend slot of this flow in the VIP's current table; 0: none. The inner
  * map pointer is taken once, so the whole lookup sees one table: *prev is
  * the slot's previous owner in that same table (0: none). spilled non-NULL:
@@ -173,21 +185,24 @@ static __always_inline __u32 maglev_pick(const struct maglev_pkt *pkt,
 	}
 	idx = t->owner[slot];
 	*prev = t->prev[slot];
-	if (!idx)
+	if (!idx) {
 		*reason = MAGLEV_REASON_DROP_NO_BACKEND;
-	else if (spilled) {
+	} else if (spilled) {
 		j = maglev_probe(vip_id, idx, h, cfg->seed_k0, cfg->seed_k1);
 		if (j > 0) {
 			idx = (__u32)j;
 			*spilled = 1;
 		}
+	} else if (!maglev_idx_usable(idx)) {
+		/* A pick held in its slots while down (settle_ms): any other
+		 * packet is re-picked as if the table had been rebuilt without
+		 * it, to the probe sequence's first unmarked backend.
+		 */
+		j = maglev_probe(vip_id, idx, h, cfg->seed_k0, cfg->seed_k1);
+		if (j > 0)
+			idx = (__u32)j;
 	}
 	return idx;
-}
-
-static __always_inline int maglev_backend_usable(const struct maglev_backend *be)
-{
-	return be->flags & (MAGLEV_BACKEND_F_UP | MAGLEV_BACKEND_F_DRAIN);
 }
 
 /* Per-CPU new-flow budget: at most new_flow_limit inserts per second. */

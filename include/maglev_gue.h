@@ -11,18 +11,23 @@
  * packet.
  *
  * Second chance (include/maglev_second.h) carries the slot's previous owner
- * in the optional fields (hlen = MAGLEV_GUE_PREV_WORDS):
+ * in the optional fields (hlen = MAGLEV_GUE_PREV_WORDS), as GUE private
+ * data: GUE flags 0, then 20 bytes:
  *
- *   GUE flags (16 bits, network order) has MAGLEV_GUE_F_PREV set;
- *   then 20 bytes of optional fields:
  *     0  u8  type    MAGLEV_GUE_PREV_TYPE
  *     1  u8  family  MAGLEV_AF_INET / MAGLEV_AF_INET6 of addr; 0: cleared
  *                    (this packet was sent on once already: deliver it)
  *     2  u16 pad     0
  *     4  u32 addr[4] previous owner, network order (IPv4 in addr[0])
  *
- * A decap program that knows nothing of it skips the hlen words and
- * delivers the packet, which is what happened before second chance.
+ * Flags 0, because Linux's GUE receiver (fou, `ip fou add port P gue`)
+ * drops a packet with any standard flag but P (0x0001), and with P set
+ * reads the first optional word as private flags and drops any bit but
+ * REMCSUM (validate_gue_flags, include/net/gue.h); optional words no flag
+ * claims it skips (issue 31 item 4; the first encoding set 0x0001 and fou
+ * dropped every carried packet). Both fou and the project's decap program
+ * take these packets; fou delivers every one locally, as without second
+ * chance; only the decap program sends one on (bpf/maglev_decap_second.h).
  */
 #ifndef MAGLEV_GUE_H
 #define MAGLEV_GUE_H
@@ -41,11 +46,14 @@ struct maglev_gue_hdr {
 /* UDP source port of a flow: 0x8000 | 15 bits of the flow fold (host order). */
 #define MAGLEV_GUE_SPORT(fold) (0x8000 | ((fold)&0x7fff))
 
-/* GUE flags bit (host order of the 16-bit field) saying the optional
- * fields hold a struct maglev_gue_prev.
- */
-#define MAGLEV_GUE_F_PREV    0x0001
+/* First byte of the private data: a struct maglev_gue_prev follows. */
 #define MAGLEV_GUE_PREV_TYPE 0x53 /* 'S' */
+
+/* The flags of the first encoding (the same fields after GUE flags 0x0001),
+ * which balancers before issue 31 item 4 send: the decap program still
+ * reads it, so backends can be upgraded before balancers.
+ */
+#define MAGLEV_GUE_F_PREV_OLD 0x0001
 
 struct maglev_gue_prev {
 	__u8 type;

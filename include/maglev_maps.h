@@ -284,7 +284,9 @@ static inline __u32 maglev_vip_filter_slot(const __u32 addr[4], __u8 family)
  * MAGLEV_BOUNDED_PROBES further slots of the same table, slot i from
  * maglev_probe_hash(seed, flow hash, i), and takes the first unmarked
  * backend; none: the original pick. Spills are counted per VIP, per CPU, in
- * maglev_vipspill (__u64 by vip_id).
+ * maglev_vipspill (__u64 by vip_id). maglevd marks a backend held in its
+ * slots while down (settle_ms) the same way; such a pick is also not usable,
+ * and any packet re-picked there takes the probe sequence.
  */
 #define MAGLEV_OVERCAP	      1
 #define MAGLEV_BOUNDED_PROBES 8

@@ -12,15 +12,21 @@
  * it was reassembled here (or is IPv4 without DF), to fragments no larger
  * than the client's (maglev_refragment), so a backend without tunnel
  * devices still gets it; such fragments carry no second-chance previous
- * owner. Beyond that the stack fragments the outer packet: its header never
- * sets DF, and IPv6 outer packets may be fragmented here.
+ * owner. One that may not be cut (IPv4 with DF, IPv6) is answered with ICMP
+ * "fragmentation needed" / "packet too big" instead (maglev_too_big). Beyond
+ * that (ICMP errors, IPv6 of at most 1280 bytes) the stack fragments the
+ * outer packet: its header never sets DF, and IPv6 outer packets may be
+ * fragmented here.
  */
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/netdevice.h>
 #include <linux/udp.h>
 #include <net/checksum.h>
 #include <net/dsfield.h>
+#include <net/icmp.h>
 #include <net/ip.h>
 #include <net/ip6_checksum.h>
 #include <net/ip6_route.h>
@@ -93,7 +99,8 @@ static void maglev_gue_push(struct sk_buff *skb, u32 params, u32 fold, u8 inner_
 	gh = skb_push(skb, sizeof(*gh));
 	gh->ver_c_hlen = prev ? MAGLEV_GUE_PREV_WORDS : 0;
 	gh->proto = inner_proto;
-	gh->flags = prev ? htons(MAGLEV_GUE_F_PREV) : 0;
+	/* Private data needs no flag, and fou drops any but P (maglev_gue.h). */
+	gh->flags = 0;
 	uh = skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
 	uh->source = htons(MAGLEV_GUE_SPORT(fold));
@@ -343,8 +350,10 @@ static enum maglev_genl_stat maglev_route(struct maglev_tx *tx, const struct sk_
  * Whether the inner packet is cut before encapsulation, and to what size:
  * a reassembled one (frag_max: its largest fragment, 0 if it came whole),
  * or an IPv4 one without DF, that does not fit the route's MTU with the
- * outer headers. Others go out whole and the stack fragments the outer
- * packet (IPv6 routers do not fragment what they forward).
+ * outer headers. The others that do not fit were answered with ICMP
+ * (maglev_too_big) unless they are ICMP errors or IPv6 of at most 1280
+ * bytes: those go out whole and the stack fragments the outer packet (IPv6
+ * routers do not fragment what they forward).
  */
 static unsigned int maglev_frag_size(const struct maglev_tx *tx, const struct sk_buff *skb,
 				     unsigned int frag_max)
@@ -362,19 +371,60 @@ static unsigned int maglev_frag_size(const struct maglev_tx *tx, const struct sk
 	return frag_max && frag_max < room ? frag_max : room;
 }
 
-/* Inner TTL / hop limit: drop at 1, else decrement (checksum updated). */
+/*
+ * A packet that would not fit the route once encapsulated and may not be
+ * cut (IPv4 with DF; IPv6, which came whole) is answered as the XDP program
+ * answers such packets (bpf/xdp_icmp.h): ICMP "fragmentation needed" /
+ * "packet too big" to the client with the MTU the outer headers leave, and
+ * dropped (issue 31 item 5). XDP passes these up when they have IPv4
+ * options or IPv6 extension headers; sent whole, the stack fragmented the
+ * outer packet, which a backend without tunnel devices cannot use, and the
+ * client's path-MTU discovery never heard of it. Never about an ICMP error
+ * (RFC 1122 3.2.2); an IPv6 packet of at most 1280 bytes still goes whole,
+ * as no smaller MTU may be told. Returns true if the packet is to be
+ * dropped. The quote is the packet as it came (TTL not yet decremented).
+ */
+static bool maglev_too_big(const struct maglev_tx *tx, struct sk_buff *skb,
+			   const struct maglev_flow *fl)
+{
+	unsigned int mtu = dst_mtu(tx->dst), room;
+	struct flowi4 fl4 = {};
+	struct rtable *rt;
+
+	if (fl->icmp || mtu <= tx->hlen || skb->len <= mtu - tx->hlen)
+		return false;
+	room = mtu - tx->hlen;
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		if (skb->len <= IPV6_MIN_MTU)
+			return false;
+		icmpv6_send(skb, ICMPV6_PKT_TOOBIG, 0, max_t(unsigned int, room, IPV6_MIN_MTU));
+		return true;
+	}
+	if (!(ip_hdr(skb)->frag_off & htons(IP_DF)))
+		return false;
+	/* icmp_send() wants a route, and before routing the skb has none. */
+	fl4.daddr = ip_hdr(skb)->saddr;
+	fl4.flowi4_mark = skb->mark;
+	rt = ip_route_output_key(tx->net, &fl4);
+	if (!IS_ERR(rt)) {
+		skb_dst_drop(skb);
+		skb_dst_set(skb, &rt->dst);
+		icmp_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED, htonl(room));
+	}
+	return true;
+}
+
+/* Inner TTL / hop limit (more than 1: checked first), decremented, the
+ * checksum updated.
+ */
 static int maglev_dec_ttl(struct sk_buff *skb)
 {
 	if (skb->protocol == htons(ETH_P_IP)) {
-		if (ip_hdr(skb)->ttl <= 1)
-			return -ETIMEDOUT;
 		if (skb_ensure_writable(skb, sizeof(struct iphdr)))
 			return -ENOMEM;
 		ip_decrease_ttl(ip_hdr(skb));
 		return 0;
 	}
-	if (ipv6_hdr(skb)->hop_limit <= 1)
-		return -ETIMEDOUT;
 	if (skb_ensure_writable(skb, sizeof(struct ipv6hdr)))
 		return -ENOMEM;
 	ipv6_hdr(skb)->hop_limit--;
@@ -398,7 +448,7 @@ static void maglev_xmit_one(struct net *net, struct maglev_net *mn, const struct
 	};
 	unsigned int inner_len = skb->len, size;
 	enum maglev_genl_stat why;
-	int err;
+	u8 ttl;
 
 	tx.gue = maglev_vip_encap(tx.params) == MAGLEV_ENCAP_GUE;
 	tx.hlen = (tx.outer6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
@@ -420,22 +470,34 @@ static void maglev_xmit_one(struct net *net, struct maglev_net *mn, const struct
 		maglev_drop(mn, p, MAGLEV_STAT_ENCAP_ERROR, skb);
 		return;
 	}
-	err = maglev_dec_ttl(skb);
-	if (err) {
-		maglev_drop(mn, p, err == -ETIMEDOUT ? MAGLEV_STAT_TTL_EXPIRED :
-			    MAGLEV_STAT_ENCAP_ERROR, skb);
-		return;
-	}
 	if (skb->protocol == htons(ETH_P_IP)) {
 		tx.inner_proto = IPPROTO_IPIP;
 		tx.tos = ipv4_get_dsfield(ip_hdr(skb));
+		ttl = ip_hdr(skb)->ttl;
 	} else {
 		tx.inner_proto = IPPROTO_IPV6;
 		tx.tos = ipv6_get_dsfield(ipv6_hdr(skb));
+		ttl = ipv6_hdr(skb)->hop_limit;
+	}
+	/* Before the size, as in XDP and ip_forward(). */
+	if (ttl <= 1) {
+		maglev_drop(mn, p, MAGLEV_STAT_TTL_EXPIRED, skb);
+		return;
 	}
 	why = maglev_route(&tx, skb);
 	if (why) {
 		maglev_drop(mn, p, why, skb);
+		return;
+	}
+	/* A reassembled packet is cut instead (maglev_frag_size). */
+	if (!frag_max && maglev_too_big(&tx, skb, fl)) {
+		dst_release(tx.dst);
+		maglev_drop(mn, p, MAGLEV_STAT_TOO_BIG, skb);
+		return;
+	}
+	if (maglev_dec_ttl(skb)) {
+		dst_release(tx.dst);
+		maglev_drop(mn, p, MAGLEV_STAT_ENCAP_ERROR, skb);
 		return;
 	}
 	size = maglev_frag_size(&tx, skb, frag_max);

@@ -2,8 +2,9 @@
 # backend-side decap object and its loader (maglev-decap), the systemd units
 # (maglevd, and maglev-decap@IFACE for backends; with the decap's and a
 # backend sysctl example and the quick start),
-# the man pages, the bash completion, the example configs (maglevd; BIRD and FRR for a fleet) and the
-# operator's guide. Debian
+# the man pages, the bash completion, the example configs (maglevd; BIRD and FRR for a fleet), the
+# operator's guide, and the Prometheus rules and Grafana dashboard (under DATADIR: files Prometheus and
+# Grafana read as they are, not documentation a package may compress). Debian
 # packaging uses PREFIX=/usr.
 # maglev_xdp and maglev_hc need no files: maglevd embeds them (skeletons).
 # Nothing goes to /etc: the example attaches to eth0, so the operator copies
@@ -18,6 +19,7 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/maglev-lb
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+DATADIR ?= $(PREFIX)/share/maglev-lb
 
 # SOURCE DESTINATION MODE, three words per file. Recursive: the
 # destinations follow PREFIX given on the command line.
@@ -39,9 +41,11 @@ INSTALL_FILES = \
 	docs/bird.conf $(DOCDIR)/examples/bird.conf 0644 \
 	docs/frr.conf $(DOCDIR)/examples/frr.conf 0644 \
 	docs/keepalived.conf $(DOCDIR)/examples/keepalived.conf 0644 \
-	docs/prometheus-rules.yml $(DOCDIR)/examples/prometheus-rules.yml 0644
+	docs/etcd-maglev.env.example $(DOCDIR)/examples/etcd-maglev.env.example 0644 \
+	packaging/prometheus/maglev-rules.yml $(DATADIR)/prometheus/maglev-rules.yml 0644 \
+	packaging/grafana/maglev-dashboard.json $(DATADIR)/grafana/maglev-dashboard.json 0644
 # The sources: the words in the tree (the destinations are absolute).
-INSTALL_SRCS = $(filter $(BUILD)/% docs/% userspace/%,$(INSTALL_FILES))
+INSTALL_SRCS = $(filter $(BUILD)/% docs/% userspace/% packaging/%,$(INSTALL_FILES))
 
 .PHONY: install uninstall install-prereqs
 # What install needs built, and no more (packaging/debian/rules builds this).
@@ -59,9 +63,12 @@ install: install-prereqs
 		docs/maglevd.service > "$(DESTDIR)$(UNITDIR)/maglevd.service"
 	sed -e 's|/usr/local/sbin/|$(SBINDIR)/|g' -e 's|/usr/local/share/doc/maglev-lb|$(DOCDIR)|g' \
 		docs/maglev-decap@.service > "$(DESTDIR)$(UNITDIR)/maglev-decap@.service"
+	sed -e 's|/usr/local/sbin/|$(SBINDIR)/|g' -e 's|/usr/local/share/doc/maglev-lb|$(DOCDIR)|g' \
+		docs/maglevd-withdraw.service > "$(DESTDIR)$(UNITDIR)/maglevd-withdraw.service"
 
 uninstall:
 	@set -- $(INSTALL_FILES); while [ $$# -gt 0 ]; do \
 		rm -fv "$(DESTDIR)$$2"; shift 3; \
 	done
-	rm -fv "$(DESTDIR)$(UNITDIR)/maglevd.service" "$(DESTDIR)$(UNITDIR)/maglev-decap@.service"
+	rm -fv "$(DESTDIR)$(UNITDIR)/maglevd.service" "$(DESTDIR)$(UNITDIR)/maglev-decap@.service" \
+		"$(DESTDIR)$(UNITDIR)/maglevd-withdraw.service"

@@ -1,6 +1,7 @@
 # maglevd + maglevctl tests against a real daemon with XDP attached to a veth
 # pair in namespaces the tests create (see selftests/daemon/lib.sh).
 TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
+	selftests/daemon/daemon_hot_flows.sh \
 	selftests/daemon/daemon_health.sh selftests/daemon/daemon_health_encap.sh \
 	selftests/daemon/daemon_health_batch.sh selftests/daemon/daemon_health_unknown.sh \
 	selftests/daemon/daemon_health_start_down.sh selftests/daemon/daemon_health_on_fail.sh \
@@ -18,14 +19,22 @@ TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
 	selftests/daemon/daemon_vip_options.sh \
 	selftests/daemon/daemon_vip_options_fleet.sh \
 	selftests/daemon/daemon_loop_latency.sh selftests/daemon/daemon_drift.sh \
-	selftests/daemon/daemon_metrics_loop.sh selftests/daemon/daemon_upgrade.sh \
+	selftests/daemon/daemon_metrics_loop.sh selftests/daemon/daemon_metrics_conventions.sh \
+	selftests/daemon/daemon_metrics_http.sh \
+	selftests/daemon/daemon_upgrade.sh \
 	selftests/daemon/daemon_fleet.sh selftests/daemon/daemon_fleet_tls.sh \
 	selftests/daemon/daemon_fleet_health.sh selftests/daemon/decap_strict.sh \
 	selftests/daemon/daemon_bounded.sh selftests/daemon/daemon_bounded_traffic.sh \
 	selftests/daemon/daemon_commit_fail.sh \
 	selftests/daemon/daemon_fleet_rollback.sh selftests/daemon/daemon_commit_overlap.sh \
 	selftests/daemon/daemon_health_on_fail_restart.sh selftests/daemon/daemon_datapath_drift.sh \
-	selftests/daemon/daemon_fleet_expect.sh
+	selftests/daemon/daemon_fleet_expect.sh selftests/daemon/daemon_fleet_faults.sh \
+	selftests/daemon/daemon_announce_restart.sh selftests/daemon/daemon_fleet_partition.sh \
+	selftests/daemon/daemon_fleet_health_failsafe.sh selftests/daemon/daemon_announce_failure.sh \
+	selftests/daemon/daemon_fleet_history.sh \
+	selftests/daemon/daemon_del_flows.sh selftests/daemon/daemon_health_new_down.sh \
+	selftests/daemon/daemon_settle.sh selftests/daemon/daemon_slow_start.sh selftests/daemon/daemon_damping.sh \
+	selftests/daemon/daemon_fleet_settle.sh
 # The mirror into the slow-path module: needs the module, so the 6.1 VM only.
 VM_TESTS += selftests/daemon/daemon_slowpath.sh
 

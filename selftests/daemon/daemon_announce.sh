@@ -87,8 +87,10 @@ ctl vip del $W
 
 M=$TDIR/metrics.txt
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
-check "metrics: maglev_vip_announced 1 with reason ready, route count 2" \
-	bash -c "grep -qx 'maglev_vip_announced{vip=\"$V\",reason=\"ready\"} 1' $M && grep -qx 'maglev_announce_routes 2' $M"
+check "metrics: maglev_vip_announced 1, reason ready 1 and every other reason 0, route count 2" \
+	bash -c "grep -qx 'maglev_vip_announced{$(vipl "$V")} 1' $M && grep -qx 'maglev_announce_routes 2' $M &&
+		 grep -qx 'maglev_vip_announce_reason{$(vipl "$V"),reason=\"ready\"} 1' $M &&
+		 [ \$(grep -c '^maglev_vip_announce_reason{$(vipl "$V"),reason=\"[a-z_]*\"} 0\$' $M) -eq 6 ]"
 
 # Every backend down: withdrawn; one back: announced again.
 kill $L31 $L32
@@ -129,7 +131,9 @@ check "in maintenance the balancer still forwards what arrives (6 sent, 6 encaps
 	[ "$(echo "$out" | jq '.sent == 6 and .seen == 6')" = true ]
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
 check "metrics: maglev_announce_maintenance 1, the VIP 0 with reason maintenance" \
-	bash -c "grep -qx 'maglev_announce_maintenance 1' $M && grep -qx 'maglev_vip_announced{vip=\"$V\",reason=\"maintenance\"} 0' $M"
+	bash -c "grep -qx 'maglev_announce_maintenance 1' $M && grep -qx 'maglev_vip_announced{$(vipl "$V")} 0' $M &&
+		 grep -qx 'maglev_vip_announce_reason{$(vipl "$V"),reason=\"maintenance\"} 1' $M &&
+		 grep -qx 'maglev_vip_announce_reason{$(vipl "$V"),reason=\"ready\"} 0' $M"
 kill9_daemon
 start_daemon || nok "maglevd restarts in maintenance"
 sleep 1

@@ -115,7 +115,7 @@ check "stats text: SPILLED column has $SPILL for $ON" \
 	bash -c "$MAGLEVCTL stats | awk -v v=$ON '\$1 == v { print \$NF }' | grep -qx '$SPILL'"
 check "metrics: maglev_vip_new_flow_spilled_total $SPILL for $ON, 0 for $OFF" \
 	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics >$TDIR/m &&
-		grep -qx 'maglev_vip_new_flow_spilled_total{vip=\"$ON\"} $SPILL' $TDIR/m &&
-		grep -qx 'maglev_vip_new_flow_spilled_total{vip=\"$OFF\"} 0' $TDIR/m"
+		grep -qx 'maglev_vip_new_flow_spilled_total{$(vipl "$ON")} $SPILL' $TDIR/m &&
+		grep -qx 'maglev_vip_new_flow_spilled_total{$(vipl "$OFF")} 0' $TDIR/m"
 
 t_done

@@ -326,21 +326,21 @@ check "-j: without a daemon the answer is JSON too (exit 3)" \
 M=$TDIR/metrics.txt
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
 check "metrics: HTTP 200 with per-VIP counters" \
-	grep -q '^maglev_vip_packets_total{vip="192.0.2.10:80/tcp"} [0-9]' "$M"
+	grep -q '^maglev_vip_packets_total{address="192.0.2.10",port="80",protocol="tcp"} [0-9]' "$M"
 check "metrics: per-backend bytes" \
-	grep -q '^maglev_backend_bytes_total{vip="192.0.2.10:80/tcp",backend="198.51.100.2"} [0-9]' "$M"
+	grep -q '^maglev_backend_bytes_total{address="192.0.2.10",port="80",protocol="tcp",backend="198.51.100.2"} [0-9]' "$M"
 check "metrics: per-backend health" \
-	grep -q '^maglev_backend_up{vip="192.0.2.10:80/tcp",backend="198.51.100.2"} 1' "$M"
+	grep -q '^maglev_backend_up{address="192.0.2.10",port="80",protocol="tcp",backend="198.51.100.2"} 1' "$M"
 check "metrics: table generation" \
-	grep -q '^maglev_vip_table_generation{vip="192.0.2.10:80/tcp"} [1-9]' "$M"
+	grep -q '^maglev_vip_table_generation{address="192.0.2.10",port="80",protocol="tcp"} [1-9]' "$M"
 check "metrics: rebuild time" \
-	grep -q '^maglev_vip_table_rebuild_seconds{vip="192.0.2.10:80/tcp"} 0\.' "$M"
+	grep -q '^maglev_vip_table_rebuild_seconds{address="192.0.2.10",port="80",protocol="tcp"} 0\.' "$M"
 check "metrics: drop reasons by name" \
 	bash -c "grep -q '^maglev_packets_total{reason=\"drop_no_backend\"} ' $M && grep -q '^maglev_packets_total{reason=\"drop_ttl\"} ' $M"
 check "metrics: connection-table events by name" \
-	grep -q '^maglev_conn_events_total{event="conn_hit"} [0-9]' "$M"
-check "metrics: slow-path module not loaded here: maglevd_slowpath_in_sync 0" \
-	grep -qx 'maglevd_slowpath_in_sync 0' "$M"
+	grep -q '^maglev_conn_events_total{event="hit"} [0-9]' "$M"
+check "metrics: slow-path module not loaded here: maglev_slowpath_in_sync 0" \
+	grep -qx 'maglev_slowpath_in_sync 0' "$M"
 check "metrics: every sample line is name{labels} value" \
 	bash -c "! grep -v '^#' $M | grep -Ev '^[a-z_]+(\{[^}]*\})? [0-9.e+-]+\$'"
 code=$(lbx curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$METRICS_PORT/other")
@@ -380,7 +380,7 @@ kill -HUP "$DPID"
 sleep 0.3
 check "SIGHUP with a broken config keeps running and counts the failure" \
 	bash -c "kill -0 $DPID && $MAGLEVCTL vip list >/dev/null && \
-		 ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -q 'maglevd_config_reloads_total{result=\"fail\"} 1'"
+		 ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -q 'maglev_config_reloads_total{result=\"fail\"} 1'"
 sed -i '/^bogus_key/d' "$CONF"
 check "maglevd -t rejects a bad config with its line number" \
 	bash -c "printf 'seed 12\n' > $TDIR/bad.conf; $MAGLEVD -t -c $TDIR/bad.conf 2>&1 | grep -q 'line 1: bad value'"

@@ -3,7 +3,7 @@
 # A table swap the datapath refuses (injected: MAGLEVD_TEST_SWAP_FAIL fails
 # the next swap once per file made) rolls its commit back, whoever made it:
 # a client's change is answered with the error; a health verdict, which no
-# client waits for, is counted by source in maglevd_commit_failures_total
+# client waits for, is counted by source in maglev_commit_failures_total
 # and shown by `maglevctl status`, the registry and the datapath agree
 # afterwards (the backend still up in both, the live table's digest the
 # registry's), and the verdict is made again at the next check, not lost.
@@ -22,9 +22,9 @@ start_daemon || { nok "maglevd starts"; t_done; }
 ok "maglevd starts"
 
 EXTRA_PIDS=
-metric() { # metric SOURCE: maglevd_commit_failures_total{source=SOURCE}
+metric() { # metric SOURCE: maglev_commit_failures_total{source=SOURCE}
 	lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" |
-		sed -n "s/^maglevd_commit_failures_total{source=\"$1\"} //p"
+		sed -n "s/^maglev_commit_failures_total{source=\"$1\"} //p"
 }
 # agree VIP: the live table's digest (read from the map) is the registry's.
 agree() { [ "$(ctl -j table "$1" | jq -r .digest)" = "$(ctl -j vip show "$1" | jq -r .vip.digest)" ]; }
@@ -84,7 +84,8 @@ L72=$LPID
 ctl vip add $V --check tcp --check-interval 3000 --check-timeout 500 --rise 1 --fall 1
 ctl backend add $V 198.51.100.71
 ctl backend add $V 198.51.100.72
-for i in $(seq 100); do [ "$(field $V 198.51.100.72 .checks_ok)" -ge 1 ] 2>/dev/null && break; sleep 0.05; done
+# New backends are up at their first passing check: both, within 5 s.
+wait_state $V 198.51.100.71 up 5 && wait_state $V 198.51.100.72 up 5
 check "both backends pass their checks and hold slots" \
 	bash -c "[ $(slots $V 198.51.100.71) -gt 0 ] && [ $(slots $V 198.51.100.72) -gt 0 ]"
 touch "$FAIL"

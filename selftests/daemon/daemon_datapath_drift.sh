@@ -39,10 +39,10 @@ check "status -j: datapath {pass_ms, passes, drift_vips 0, drift []}" \
 	jq_ok '.datapath | (.pass_ms > 0) and .passes >= 1 and .drift_vips == 0 and .drift == []' <<<"$st"
 check "status text: the datapath agrees" bash -c "$MAGLEVCTL status | grep -q '^datapath read back: agrees with the registry'"
 metrics >"$TDIR/m0"
-check "metrics: maglevd_datapath_drift_vips 0, each VIP's maglev_vip_datapath_drift 0" \
-	bash -c "grep -qx 'maglevd_datapath_drift_vips 0' $TDIR/m0 &&
-		 grep -qx 'maglev_vip_datapath_drift{vip=\"$V\"} 0' $TDIR/m0 &&
-		 grep -qx 'maglev_vip_datapath_drift{vip=\"$W\"} 0' $TDIR/m0"
+check "metrics: maglev_datapath_drift_vips 0, each VIP's maglev_vip_datapath_drift 0" \
+	bash -c "grep -qx 'maglev_datapath_drift_vips 0' $TDIR/m0 &&
+		 grep -qx 'maglev_vip_datapath_drift{$(vipl "$V")} 0' $TDIR/m0 &&
+		 grep -qx 'maglev_vip_datapath_drift{$(vipl "$W")} 0' $TDIR/m0"
 
 # --- a backend's flags cleared behind maglevd's back ----------------------------
 idx=$(ctl -j backend list $V | jq -r '.backends[] | select(.backend == "198.51.100.2") | .index')
@@ -57,10 +57,10 @@ check "status text says so" \
 	bash -c "$MAGLEVCTL status | grep -q '^datapath read back: 1 VIP DIFFERS from the registry' &&
 		 $MAGLEVCTL status | grep -q '$V .*backend 198.51.100.2: none in the datapath, UP in the registry'"
 metrics >"$TDIR/m1"
-check "metrics: maglevd_datapath_drift_vips 1, V 1, W 0" \
-	bash -c "grep -qx 'maglevd_datapath_drift_vips 1' $TDIR/m1 &&
-		 grep -qx 'maglev_vip_datapath_drift{vip=\"$V\"} 1' $TDIR/m1 &&
-		 grep -qx 'maglev_vip_datapath_drift{vip=\"$W\"} 0' $TDIR/m1"
+check "metrics: maglev_datapath_drift_vips 1, V 1, W 0" \
+	bash -c "grep -qx 'maglev_datapath_drift_vips 1' $TDIR/m1 &&
+		 grep -qx 'maglev_vip_datapath_drift{$(vipl "$V")} 1' $TDIR/m1 &&
+		 grep -qx 'maglev_vip_datapath_drift{$(vipl "$W")} 0' $TDIR/m1"
 check "the log warns once, naming VIP and backend" \
 	[ "$(grep -c "warning: datapath drift: VIP $V: backend 198.51.100.2: none in the datapath" "$DLOG")" = 1 ]
 check "the digests did not move: they are the registry's" \

@@ -14,7 +14,7 @@ V4=192.0.2.30:80/tcp
 V6='[2001:db8::30]:443/tcp'
 VU=192.0.2.31:53/udp
 BES4="198.51.100.1 198.51.100.2 198.51.100.3 2001:db8::4"
-RULES=$ROOT/docs/prometheus-rules.yml
+RULES=$ROOT/packaging/prometheus/maglev-rules.yml
 M=$TDIR/metrics
 
 metrics() { lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics"; }
@@ -22,7 +22,7 @@ vdigest() { ctl -j vip show "$1" | jq -r '.vip.digest // empty'; }
 tdigest() { ctl -j table "$1" | jq -r .digest; }
 # mdigest VIP: the digest label of the VIP's info series (empty if none).
 mdigest() {
-	grep -F "maglev_vip_table_digest_info{vip=\"$1\"," "$M" |
+	grep -F "maglev_vip_table_digest_info{$(vipl "$1")," "$M" |
 		sed -n 's/.*digest="\([0-9a-f]*\)"} 1$/\1/p'
 }
 # What one balancer shows, one line per fact, in a file: compared whole.
@@ -83,8 +83,8 @@ check "the seed fingerprint does not show the seed" \
 # Another value would make balancers of two versions disagree.
 check "the test seed's fingerprint is a7437cfa820ba39d" \
 	[ "$(ctl -j status | jq -r .seed_fingerprint)" = a7437cfa820ba39d ]
-check "metrics: maglev_vip_table_digest_info{vip,digest} 1 for each VIP, equal to vip show" \
-	bash -c "[ \$(grep -c '^maglev_vip_table_digest_info{vip=\"[^\"]*\",digest=\"[0-9a-f]\{16\}\"} 1\$' $M) -eq 3 ] &&
+check "metrics: maglev_vip_table_digest_info{address,port,protocol,digest} 1 for each VIP, equal to vip show" \
+	bash -c "[ \$(grep -c '^maglev_vip_table_digest_info{address=\"[^\"]*\",port=\"[0-9*]*\",protocol=\"[a-z]*\",digest=\"[0-9a-f]\{16\}\"} 1\$' $M) -eq 3 ] &&
 		 [ \"$(mdigest $V4)\" = \"$(vdigest $V4)\" ] && [ \"$(mdigest "$V6")\" = \"$(vdigest "$V6")\" ]"
 check "metrics: one maglev_seed_fingerprint_info{fingerprint} 1, equal to status" \
 	bash -c "[ \$(grep -c '^maglev_seed_fingerprint_info{fingerprint=\"[0-9a-f]\{16\}\"} 1\$' $M) -eq 1 ] &&
@@ -172,7 +172,7 @@ check "another seed: the same save (the configuration is the seed's business onl
 	diff <(tail -n +2 "$TDIR/a.save") <(tail -n +2 "$TDIR/c.save")
 
 # --- the shipped alert rules ---------------------------------------------------
-check "docs/prometheus-rules.yml is a rule file: groups of named rules with expr" \
+check "packaging/prometheus/maglev-rules.yml is a rule file: groups of named rules with expr" \
 	python3 - "$RULES" <<-'PY'
 		import sys
 		try:
@@ -182,13 +182,13 @@ check "docs/prometheus-rules.yml is a rule file: groups of named rules with expr
 		doc = yaml.safe_load(open(sys.argv[1]))
 		rules = [r for g in doc["groups"] for r in g["rules"]]
 		assert doc["groups"][0]["name"] and rules
-		assert all(r["alert"] and r["expr"] and r["annotations"]["summary"] for r in rules)
+		assert all(r["expr"] and (r.get("record") or (r["alert"] and r["annotations"]["summary"])) for r in rules)
 	PY
-check "every maglev_ series the rules use is exported" \
-	bash -c "names=\$(grep -o 'maglev_[a-z_]*' $RULES | sort -u); [ -n \"\$names\" ] &&
-		 for n in \$names; do grep -q \"^\$n{\" $M || { echo \"# \$n missing\"; exit 1; }; done"
+check "every maglev_ series the drift rules use is exported" \
+	bash -c "names=\$(sed -n '/- name: maglev-lb-drift/,/- name: [^m]*maglev-lb-fleet/p' $RULES | grep -o 'maglev_[a-z_]*' | grep -v '^maglev_fleet_' | sort -u); [ -n \"\$names\" ] &&
+		 for n in \$names; do grep -q \"^\$n[{ ]\" $M || { echo \"# \$n missing\"; exit 1; }; done"
 check "the rules compare digests and fingerprints by group" \
-	bash -c "grep -q 'count by (job, vip) (count by (job, vip, digest) (maglev_vip_table_digest_info' $RULES &&
+	bash -c "grep -q 'count by (job, address, port, protocol) (count by (job, address, port, protocol, digest) (maglev_vip_table_digest_info' $RULES &&
 		 grep -q 'count by (job) (count by (job, fingerprint) (maglev_seed_fingerprint_info' $RULES"
 
 stop_daemon

@@ -154,10 +154,10 @@ check "status text: fleet line with node, connected and the revision" \
 	bash -c "$MAGLEVCTL status | grep -q '^fleet: node b1, etcd $EP, prefix $PFX: connected\$' &&
 		 $MAGLEVCTL status | grep -q '^fleet: applied revision $REV0, '"
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$TDIR/m1"
-check "metrics: maglevd_fleet_revision $REV0, maglevd_fleet_connected 1" \
-	bash -c "grep -qx 'maglevd_fleet_revision $REV0' $TDIR/m1 && grep -qx 'maglevd_fleet_connected 1' $TDIR/m1"
-check "every maglevd_fleet_ series docs/prometheus-rules.yml uses is exported" \
-	bash -c "names=\$(grep -o 'maglevd_fleet_[a-z_]*' $ROOT/docs/prometheus-rules.yml | sort -u); [ -n \"\$names\" ] &&
+check "metrics: maglev_fleet_revision $REV0, maglev_fleet_connected 1" \
+	bash -c "grep -qx 'maglev_fleet_revision $REV0' $TDIR/m1 && grep -qx 'maglev_fleet_connected 1' $TDIR/m1"
+check "every maglev_fleet_ series packaging/prometheus/maglev-rules.yml uses is exported" \
+	bash -c "names=\$(grep -o 'maglev_fleet_[a-z_]*' $ROOT/packaging/prometheus/maglev-rules.yml | sort -u); [ -n \"\$names\" ] &&
 		 for n in \$names; do grep -q \"^\$n[ {]\" $TDIR/m1 || exit 1; done"
 check "the state file records the revision" jq1 ".fleet_revision == $REV0" "$STATE"
 
@@ -284,8 +284,8 @@ check "... which kept the applied revision $R and the tables" agree "$R"
 check "... and balancer 1's digest" [ "$(st 1 | jq -r .vips_digest)" = "$before" ]
 check "status text says REFUSED" bash -c "$MAGLEVCTL status | grep -q '^fleet: REFUSED revision $BAD: .*weight'"
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$TDIR/m1"
-check "metrics: maglevd_fleet_revisions_total{result=\"refused\"} 1" \
-	grep -qx 'maglevd_fleet_revisions_total{result="refused"} 1' "$TDIR/m1"
+check "metrics: maglev_fleet_revisions_total{result=\"refused\"} 1" \
+	grep -qx 'maglev_fleet_revisions_total{result="refused"} 1' "$TDIR/m1"
 R=$(put $V2 "$(vipval $V2 198.51.100.7 198.51.100.8)")
 check "the next valid revision $R is applied by all three" wait_agree "$R"
 
@@ -303,7 +303,7 @@ wait_down() {
 check "etcd stopped: all three say disconnected, with the error" wait_down
 check "status text says DISCONNECTED" bash -c "$MAGLEVCTL status | grep -q '^fleet: node b1, .*: DISCONNECTED: '"
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$TDIR/m1"
-check "metrics: maglevd_fleet_connected 0" grep -qx 'maglevd_fleet_connected 0' "$TDIR/m1"
+check "metrics: maglev_fleet_connected 0" grep -qx 'maglev_fleet_connected 0' "$TDIR/m1"
 out=$(pktio --dst 192.0.2.10 --dport 5000 --sports "$(seq -s, 40100 40109)" --count 3)
 check "balancer 1 still forwards (30 sent, 30 seen encapsulated)" \
 	[ "$(echo "$out" | jq '.sent == 30 and .seen == 30')" = true ]

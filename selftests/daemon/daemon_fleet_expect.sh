@@ -19,14 +19,8 @@
 etcd_require
 setup_net || skip_all "cannot create namespaces/veth"
 etcd_for_lb expect-test || { nok "etcd starts"; t_done; }
-PX=192.0.2.253
-HOLD=$TDIR/hold
-etx ip addr add $PX/32 dev lo && ip -n "$NS_LB" route add $PX/32 via 192.0.2.242 ||
-	skip_all "cannot address the proxy"
 # The proxy (etcd_hold_proxy.py): a txn's answer withheld while $HOLD exists.
-ip netns exec "$NS_ET" /usr/bin/python3 "$(dirname "$0")/etcd_hold_proxy.py" "$HOLD" "${ETCD_MEMBER_ADDRS%% *}" $PX &
-EXTRA_PIDS="$!"
-for _ in $(seq 50); do etx curl -sf -X POST -d '{}' http://$PX:2379/v3/maintenance/status >/dev/null && break; sleep 0.1; done
+hold_proxy || skip_all "cannot start the proxy in front of etcd"
 
 # The proxy, then the other members (a retry goes to a member that did not
 # take the first try).

@@ -52,7 +52,7 @@ nbe() { ctl -j vip show $V | jq '.vip.backends'; }
 agree() { [ "$(ctl -j table $V | jq -r .digest)" = "$(ctl -j vip show $V | jq -r .vip.digest)" ]; }
 fleet_failures() {
 	lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" |
-		sed -n 's/^maglevd_commit_failures_total{source="fleet"} //p'
+		sed -n 's/^maglev_commit_failures_total{source="fleet"} //p'
 }
 
 REV0=$(put $V "$(vipval $V 198.51.100.1 198.51.100.2)")
@@ -79,7 +79,7 @@ check "metrics: 1 refused commit under source fleet" [ "$(fleet_failures)" = 1 ]
 check "the log says it was rolled back and applied again" \
 	grep -q "fleet: revision $REV1 was rolled back (its commit failed): applying it again" "$DLOG"
 applied=$(lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" |
-	sed -n 's/^maglevd_fleet_revisions_total{result="applied"} //p')
+	sed -n 's/^maglev_fleet_revisions_total{result="applied"} //p')
 check "metrics: 2 revisions applied ($applied): the one tried again counted once" [ "$applied" = 2 ]
 
 # A maglevctl change in fleet mode is answered once this balancer's

@@ -24,8 +24,14 @@ L21=$LPID
 # maglevctl catches even on a loaded machine (at 300 ms a poll late by 0.6 s,
 # maglevctl and jq starved, missed them).
 ctl vip add $V --check tcp --check-interval 500 --check-timeout 200 --rise 3 --fall 3
+# New backends start down until their first check passes
+# (daemon_health_new_down.sh): both come up first, then .22's listener goes.
+listen 198.51.100.22 8080 || nok "listener on 198.51.100.22:8080"
 ctl backend add $V 198.51.100.21
 ctl backend add $V 198.51.100.22
+check "both backends come up at their first passing check" \
+	bash -c "$(declare -f field wait_state ctl); MAGLEVCTL=$MAGLEVCTL; wait_state $V 198.51.100.21 up 8 && wait_state $V 198.51.100.22 up 8"
+kill $LPID
 check "backend without a listener goes down after 3 failed checks" wait_state $V 198.51.100.22 down 8
 # Its checks are refused; on a loaded machine one may time out instead (the
 # loop or the kernel's RST late past the 200 ms timeout): refused as the last
@@ -83,10 +89,10 @@ check "the remaining backend holds every slot" [ "$(slots $V 198.51.100.22)" -eq
 M=$TDIR/metrics.txt
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
 check "metrics: maglev_backend_up 0 for the down backend, 1 for the other" \
-	bash -c "grep -q '^maglev_backend_up{vip=\"$V\",backend=\"198.51.100.21\"} 0' $M && \
-		 grep -q '^maglev_backend_up{vip=\"$V\",backend=\"198.51.100.22\"} 1' $M"
+	bash -c "grep -q '^maglev_backend_up{$(vipl "$V"),backend=\"198.51.100.21\"} 0' $M && \
+		 grep -q '^maglev_backend_up{$(vipl "$V"),backend=\"198.51.100.22\"} 1' $M"
 check "metrics: failed health checks counted" \
-	bash -c "grep -Eq '^maglev_backend_health_checks_total\{vip=\"$V\",backend=\"198.51.100.21\",result=\"fail\"\} [1-9]' $M"
+	bash -c "grep -Eq '^maglev_backend_health_checks_total\{$(vipl "$V"),backend=\"198.51.100.21\",result=\"fail\"\} [1-9]' $M"
 kill $L22
 check "both down: the VIP's table is empty (packets dropped, not sent to dead backends)" \
 	bash -c "for i in \$(seq 60); do [ \"\$($MAGLEVCTL -j table $V | jq .other_slots)\" = 65537 ] && exit 0; sleep 0.1; done; exit 1"
@@ -121,9 +127,9 @@ H=192.0.2.21:8081/tcp
 ctl vip add $H --check http --check-path /health --check-status 200 --check-interval 1000 \
 	--check-timeout 900 --rise 1 --fall 1
 ctl backend add $H 198.51.100.23
-# Until its first check has a result (a fixed 0.6 s was too short under load).
-for i in $(seq 100); do [ "$(field $H 198.51.100.23 .last_result)" != null ] && break; sleep 0.05; done
-check "HTTP check: 200 from /health keeps the backend up" \
+# New, it is down until its first check passes (a fixed 0.6 s was too short under load).
+wait_state $H 198.51.100.23 up 6
+check "HTTP check: 200 from /health brings the backend up and keeps it so" \
 	[ "$(field $H 198.51.100.23 '.state + " " + .last_result')" = "up ok" ]
 echo 503 >"$TDIR/status"
 check "HTTP check: 503 takes it down" wait_state $H 198.51.100.23 down 6

@@ -145,6 +145,8 @@ listen 192.0.2.32 8082 || nok "listener on the VIP 192.0.2.32:8082"
 ctl vip add $G2 --encap gue --gue-port 6090 --check tcp --check-interval 200 --check-timeout 150 \
 	--rise 1 --fall 1
 ctl backend add $G2 198.51.100.32
+# New, it is down from the start: until its first check has timed out.
+for _ in $(seq 100); do [ "$(field $G2 198.51.100.32 .last_error)" = timeout ] && break; sleep 0.05; done
 check "GUE to port 6090, backend decapsulating 6080: down (timeout)" \
 	bash -c "$(declare -f field wait_state ctl); MAGLEVCTL=$MAGLEVCTL; wait_state $G2 198.51.100.32 down 5 && \
 		 [ \"\$(field $G2 198.51.100.32 .last_error)\" = timeout ]"

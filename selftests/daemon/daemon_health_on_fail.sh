@@ -14,52 +14,12 @@
 #   client ns (c0, forwards) --- be1 ns 198.51.100.41 (decap, VIPs on lo)
 #                             \-- be2 ns 198.51.100.42
 . "$(dirname "$0")/lib.sh"
-
-DECAP=$ROOT/build/bpf/maglev_decap.bpf.o
-LONGCONN=$BUILD_DIR/tools/longconn
-SERVER=$BUILD_DIR/tools/backend-server
-[ -f "$DECAP" ] && [ -x "$LONGCONN" ] && [ -x "$SERVER" ] ||
-	skip_all "decap program, longconn or backend-server missing"
-NS_B1="mgb1-$ID"
-NS_B2="mgb2-$ID"
-trap 'ip netns del "$NS_B1" 2>/dev/null; ip netns del "$NS_B2" 2>/dev/null; cleanup' EXIT
+. "$(dirname "$0")/lib_backends.sh"
+trap 'backends_cleanup; cleanup' EXIT
 setup_net || skip_all "cannot create namespaces/veth"
-# The client's own segments leave complete: XDP_TX drops a pending checksum.
-clx ethtool -K c0 tx off >/dev/null || skip_all "cannot turn off tx checksum offload on c0"
-clx sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
-	net.ipv4.conf.c0.rp_filter=0
 D=192.0.2.40:8080/tcp
 R=192.0.2.41:8080/tcp
-EXTRA_PIDS=
-for n in 1 2; do
-	ns=mgb$n-$ID
-	ip netns add "$ns" || skip_all "cannot create namespaces"
-	ip link add cb$n netns "$NS_CL" type veth peer name b0 netns "$ns" || skip_all "veth"
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv4.conf.all.rp_filter=0 \
-		net.ipv4.conf.default.rp_filter=0 net.ipv4.conf.lo.rp_filter=0
-	ip netns exec "$ns" ip link set lo up
-	ip netns exec "$ns" ip addr add 198.51.100.4$n/32 dev b0
-	for a in 192.0.2.40 192.0.2.41; do ip netns exec "$ns" ip addr add $a/32 dev lo; done
-	ip netns exec "$ns" ip link set b0 up
-	clx ip addr add 198.51.100.25$n/32 dev cb$n
-	clx ip link set cb$n up
-	clx sysctl -qw net.ipv4.conf.cb$n.rp_filter=0
-	ip netns exec "$ns" ip link set dev b0 xdpdrv obj "$DECAP" sec xdp || skip_all "decap attach"
-	B_MAC=$(ip netns exec "$ns" cat /sys/class/net/b0/address)
-	C_MAC=$(clx cat /sys/class/net/cb$n/address)
-	clx ip neigh replace 198.51.100.4$n lladdr "$B_MAC" dev cb$n nud permanent
-	clx ip route add 198.51.100.4$n/32 dev cb$n
-	ip netns exec "$ns" ip neigh replace 198.51.100.25$n lladdr "$C_MAC" dev b0 nud permanent
-	ip netns exec "$ns" ip route add 198.51.100.25$n/32 dev b0
-	ip netns exec "$ns" ip route add default via 198.51.100.25$n dev b0
-	ip netns exec "$ns" "$SERVER" --name be$n --echo 8080 >/dev/null 2>&1 &
-	EXTRA_PIDS="$EXTRA_PIDS $!"
-	disown $!
-	for v in 192.0.2.40 192.0.2.41; do
-		listen_tcp "$ns" $v 8081 || nok "check listener on $v:8081 in backend $n"
-		eval "CHK_${n}_${v##*.}=\$LPID"
-	done
-done
+backends_up 2 192.0.2.40 192.0.2.41
 # Outer sources outside every address here: a fold must not hit one.
 write_conf "health_via_encap yes" "src4_prefix 198.51.100.192/27"
 start_daemon || { nok "maglevd starts"; t_done; }

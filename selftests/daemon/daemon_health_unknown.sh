@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # A check the balancer could not make says nothing about the backend:
-# - maglevd under a hard open-file limit too low for its checks (EMFILE on
-#   socket()): the backends stay up and in the table, the checks are counted
+# - maglevd restarted under a hard open-file limit too low for its checks
+#   (EMFILE on socket()): the backends stay up and in the table, the checks are counted
 #   as unknown (maglevctl health and status, -j, metrics);
 # - a low soft limit under a higher hard one: maglevd raises it to what
 #   max_vips x max_backends_per_vip need, and no check goes unknown;
@@ -42,10 +42,17 @@ soft() { prlimit --pid "$DPID" --nofile --noheadings --output SOFT | tr -d ' '; 
 metric() { lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" | grep -E "$1" | awk '{s += $2} END {print s + 0}'; }
 
 # --- hard limit 64: every tick, the checks beyond it find no socket ---------------
+# The backends are up first (new ones start down until a check passes), then
+# maglevd restarts under the limit and adopts them up.
+start_daemon || { nok "maglevd starts"; t_done; }
+check "restore: $N backends with a check every 100 ms, fall 2" ctl restore "$TDIR/conf.txt"
+end=$((SECONDS + 15))
+while [ "$(up)" != "$N" ] && [ $SECONDS -lt $end ]; do sleep 0.2; done
+check "all $N pass their first checks and come up" [ "$(up)" -eq $N ]
+stop_daemon
 DAEMON_PREFIX="prlimit --nofile=64:64" start_daemon || { nok "maglevd starts under 64:64"; t_done; }
 ok "maglevd starts under an open-file limit of 64:64"
 diag "fds open at start: $(ls /proc/$DPID/fd | wc -l)"
-check "restore: $N backends with a check every 100 ms, fall 2" ctl restore "$TDIR/conf.txt"
 sleep 2
 check "the hard limit stays (it caps what maglevd may raise): soft 64" [ "$(soft)" = 64 ]
 check "the log says the hard limit is below what the limits need" \
@@ -63,10 +70,10 @@ check "maglevctl -j status: health_checks_unknown counts them" \
 	bash -c "[ \$($MAGLEVCTL -j status | jq .health_checks_unknown) -gt 0 ]"
 check "maglevctl status says so" \
 	bash -c "$MAGLEVCTL status | grep -Eq 'health checks that could not be made \\(unknown, no verdict\\): [1-9]'"
-check "metrics: maglevd_health_checks_unknown_total > 0" \
-	[ "$(metric '^maglevd_health_checks_unknown_total ')" -gt 0 ]
+check "metrics: maglev_health_checks_unknown_total > 0" \
+	[ "$(metric '^maglev_health_checks_unknown_total ')" -gt 0 ]
 check "metrics: maglev_backend_health_checks_total{result=\"unknown\"} > 0" \
-	[ "$(metric "^maglev_backend_health_checks_total\\{vip=\"$V\",.*result=\"unknown\"\\}")" -gt 0 ]
+	[ "$(metric "^maglev_backend_health_checks_total\\{$(vipl "$V"),.*result=\"unknown\"\\}")" -gt 0 ]
 stop_daemon
 
 # --- soft 64 under hard 4096: raised to the 1856 the limits need ------------------

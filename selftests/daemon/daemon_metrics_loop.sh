@@ -79,8 +79,8 @@ check "every status round trip during the scrape within $LIMIT ms (at rest + $MA
 check "the second scraper got the same answer" cmp -s "$TDIR/scrape1" "$TDIR/scrape2"
 
 # Complete: every per-backend family holds every backend, the same label sets.
-labels() { grep "^$1{" "$TDIR/scrape1" | sed -E 's/^[^{]*\{(vip="[^"]*",backend="[^"]*").*/\1/' | sort -u; }
-ctl -j backend list | jq -r '.backends[] | "vip=\"\(.vip)\",backend=\"\(.backend)\""' | sort -u >"$TDIR/want"
+labels() { grep "^$1{" "$TDIR/scrape1" | sed -E 's/^[^{]*\{(address="[^"]*",port="[^"]*",protocol="[^"]*",backend="[^"]*").*/\1/' | sort -u; }
+ctl -j backend list | jq -r "$JQ_VIPL"'.backends[] | "\(.vip | vipl),backend=\"\(.backend)\""' | sort -u >"$TDIR/want"
 diag "expected label sets: $(wc -l <"$TDIR/want")"
 for m in packets_total bytes_total new_flows_total up state weight health_checks_total; do
 	labels "maglev_backend_$m" >"$TDIR/got.$m"
@@ -89,15 +89,15 @@ done
 check "maglev_backend_health_checks_total: 3 results x $NBE" \
 	[ "$(grep -c '^maglev_backend_health_checks_total{' "$TDIR/scrape1")" -eq $((3 * NBE)) ]
 check "the VIP series: $NVIPS VIPs" [ "$(grep -c '^maglev_vip_packets_total{' "$TDIR/scrape1")" -eq "$NVIPS" ]
-check "the daemon's own series follow: maglevd_backends $NBE, uptime last" \
-	bash -c "grep -qx 'maglevd_backends $NBE' $TDIR/scrape1 && tail -1 $TDIR/scrape1 | grep -q '^maglevd_uptime_seconds [0-9]*\$'"
+check "the daemon's own series follow: maglev_backends $NBE, the process's last" \
+	bash -c "grep -qx 'maglev_backends $NBE' $TDIR/scrape1 && tail -1 $TDIR/scrape1 | grep -q '^process_max_fds [0-9]*\$'"
 check "every family's HELP and TYPE once" \
 	bash -c "[ \$(grep -c '^# TYPE ' $TDIR/scrape1) -eq \$(grep '^# TYPE ' $TDIR/scrape1 | sort -u | wc -l) ] && [ \$(grep -c '^# TYPE ' $TDIR/scrape1) -eq \$(grep -c '^# HELP ' $TDIR/scrape1) ]"
 
 # At rest, after a change: a new scrape, not the old answer.
 ctl backend del 192.0.2.1:80/tcp 2001:db8:c:1::1
 check "a later scrape is a new one ($((NBE - 1)) backends)" \
-	bash -c "ip netns exec $NS_LB curl -sf $url | grep -qx 'maglevd_backends $((NBE - 1))'"
+	bash -c "ip netns exec $NS_LB curl -sf $url | grep -qx 'maglev_backends $((NBE - 1))'"
 check "404 for another path, at once" \
 	bash -c "ip netns exec $NS_LB curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$METRICS_PORT/other | grep -qx 404"
 stop_daemon

@@ -103,6 +103,8 @@ check "audit: restore --dry-run changes nothing and logs no 'accepted' line" \
 VT=192.0.2.30:80/tcp
 ctl vip add $VT && ctl backend add $VT 198.51.100.31 && ctl backend add $VT 198.51.100.32 --weight 2 &&
 	ctl backend add $VT 198.51.100.33 --weight 0
+rss() { awk '/^VmRSS:/ {print $2}' "/proc/$DPID/status"; }
+rss0=$(rss) # before the first dump
 ctl -j table $VT --dump >"$TDIR/dump.json"
 check "table --dump: the ranges cover slots 0..65536 in order, without gaps" \
 	jqok '[.ranges[] | [.first, .last]] as $r | $r[0][0] == 0 and $r[-1][1] == .size - 1 and
@@ -127,6 +129,18 @@ check "table --dump text: a SLOTS header and one line per range" \
 check "table without --dump lists no ranges" \
 	bash -c "$MAGLEVCTL -j table $VT | jqt 'has(\"ranges\") | not' >/dev/null && ! $MAGLEVCTL table $VT | grep -q '^SLOTS'"
 check "table --frob is a usage error" [ "$(rc ctl table $VT --frob)" = 2 ]
+# A dump is a large answer (~40,000 ranges here): the daemon gives the heap
+# back after it, so an operator or a soak dumping every second does not grow
+# maglevd's memory.
+for i in 1 2 3 4 5; do ctl -j table $VT --dump >/dev/null; done
+# (the daemon frees an answer once sent, maybe just after the client read it)
+for i in $(seq 20); do
+	rss1=$(rss)
+	[ "$rss1" -lt $((rss0 + 8192)) ] && break
+	sleep 0.1
+done
+check "the dumps leave maglevd's RSS within 8 MiB of before the first ($rss0 kB, then $rss1 kB)" \
+	[ "$rss1" -lt $((rss0 + 8192)) ]
 
 # --- state names and metrics -------------------------------------------------------
 M=$TDIR/metrics.txt
@@ -135,15 +149,22 @@ check "weight 0 is 'quiesced' in backend list" \
 	jqok '.backends[] | select(.backend == "198.51.100.33") | .state == "quiesced"' \
 	<(ctl -j backend list $VT)
 check "weight 0 is 'quiesced' in the metrics too" \
-	grep -qx "maglev_backend_state{vip=\"$VT\",backend=\"198.51.100.33\",state=\"quiesced\"} 1" "$M"
-# Every backend: the state maglevctl prints is the metrics' label.
-ctl -j backend list | jq -r '.backends[] | "maglev_backend_state{vip=\"\(.vip)\",backend=\"\(.backend)\",state=\"\(.state)\"} 1"' | sort >"$TDIR/want"
-grep '^maglev_backend_state{' "$M" | sort >"$TDIR/got"
+	grep -qx "maglev_backend_state{$(vipl "$VT"),backend=\"198.51.100.33\",state=\"quiesced\"} 1" "$M"
+# Every backend: the state maglevctl prints is the metrics' label set to 1,
+# and every other state is there at 0 (series do not come and go).
+ctl -j backend list | jq -r "$JQ_VIPL"'.backends[] | "maglev_backend_state{\(.vip | vipl),backend=\"\(.backend)\",state=\"\(.state)\"} 1"' | sort >"$TDIR/want"
+grep '^maglev_backend_state{.* 1$' "$M" | sort >"$TDIR/got"
+# up, ramping, quiesced, drain, held, suppressed, down (model/be_state.h)
+check "every backend has its 7 states, 6 of them 0" \
+	bash -c "[ \$(grep -c '^maglev_backend_state{.* 0\$' $M) -eq \$((6 * \$(wc -l <$TDIR/want))) ] &&
+		 [ \$(grep -c '^maglev_backend_state{' $M) -eq \$((7 * \$(wc -l <$TDIR/want))) ]"
 check "every backend's state is named alike by maglevctl and the metrics (up, drain, quiesced)" \
 	bash -c "[ -s $TDIR/want ] && diff $TDIR/want $TDIR/got >/dev/null && grep -q 'state=\"drain\"' $TDIR/got && grep -q 'state=\"up\"' $TDIR/got"
 check "metrics: maglev_build_info names the running version" \
 	grep -qx "maglev_build_info{version=\"$("$MAGLEVCTL" -j status | jq -r .version)\"} 1" "$M"
-check "metrics: lb0's XDP attach state" grep -qx 'maglev_interface_xdp{interface="lb0",mode="native"} 1' "$M"
+check "metrics: lb0's XDP attach state native 1, the other four modes 0" \
+	bash -c "grep -qx 'maglev_interface_xdp{interface=\"lb0\",mode=\"native\"} 1' $M &&
+		 [ \$(grep -c '^maglev_interface_xdp{interface=\"lb0\",mode=\"[a-z]*\"} 0\$' $M) -eq 4 ]"
 
 # --- flows per backend ----------------------------------------------------------------
 VF=192.0.2.40:5000/udp
@@ -168,16 +189,17 @@ check "backend list -j: flows_age_s, a number of seconds" \
 	bash -c "$MAGLEVCTL -j backend list | jq -e '.flows_age_s | type == \"number\" and . >= 0 and . < 60' >/dev/null"
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
 check "metrics: maglev_backend_flows per backend" \
-	grep -qx "maglev_backend_flows{vip=\"$VF\",backend=\"198.51.100.41\"} $want41" "$M"
+	grep -qx "maglev_backend_flows{$(vipl "$VF"),backend=\"198.51.100.41\"} $want41" "$M"
 check "metrics: per-backend packets, read in batches, match what pktio saw" \
-	grep -qx "maglev_backend_packets_total{vip=\"$VF\",backend=\"198.51.100.42\"} $((want42 * 2))" "$M"
+	grep -qx "maglev_backend_packets_total{$(vipl "$VF"),backend=\"198.51.100.42\"} $((want42 * 2))" "$M"
 check "metrics: connection-table occupancy (slots, live entries)" \
 	bash -c "grep -qx 'maglev_conn_table_slots [0-9]*' $M && [ \$(sed -n 's/^maglev_conn_table_entries{state=\"live\"} //p' $M) -ge 20 ]"
 ctl backend set $VF 198.51.100.41 --drain
 sleep 2.5
 check "a drained backend keeps counting the flows it still serves" [ "$(flows 198.51.100.41)" = "$want41" ]
-# Re-added, the backend has a new generation: the old entries are not its flows.
-ctl backend del $VF 198.51.100.41 && ctl backend add $VF 198.51.100.41
+# Re-added, the backend has a new generation: the old entries are not its flows
+# (--force: it still carries them, so a plain del is refused).
+ctl backend del $VF 198.51.100.41 --force && ctl backend add $VF 198.51.100.41
 end=$((SECONDS + 10))
 while [ $SECONDS -le $end ] && [ "$(flows 198.51.100.41)" != 0 ]; do sleep 0.2; done
 check "a deleted and re-added backend holds none of its old entries" [ "$(flows 198.51.100.41)" = 0 ]
@@ -223,7 +245,7 @@ kill -HUP "$DPID"
 for i in $(seq 100); do ctl -j status | jqt '.last_reload.count == 2' >/dev/null && break; sleep 0.05; done
 lbx curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$M"
 check "metrics_per_backend no: no maglev_backend_* series, the per-VIP ones stay" \
-	bash -c "! grep -q '^maglev_backend_' $M && grep -q '^maglev_vip_packets_total{vip=\"$VF\"} [1-9]' $M"
+	bash -c "! grep -q '^maglev_backend_' $M && grep -q '^maglev_vip_packets_total{$(vipl "$VF")} [1-9]' $M"
 # A reload through the control socket is a change: one line with the peer.
 n0=$(audited 'reload from uid 0 pid')
 ctl reload >/dev/null

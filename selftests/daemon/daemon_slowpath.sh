@@ -41,14 +41,14 @@ agree() {
 	echo $n
 }
 check "module and XDP table pick the same backend for 20 flows" [ "$(agree)" -eq 20 ]
-check "metrics: maglevd_slowpath_in_sync 1" \
-	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -qx 'maglevd_slowpath_in_sync 1'"
+check "metrics: maglev_slowpath_in_sync 1" \
+	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -qx 'maglev_slowpath_in_sync 1'"
 check "stats -j shows the module's counters" \
 	bash -c "ip netns exec $NS_LB $MAGLEVCTL -j stats | jq -e '(.slowpath.forwarded | type) == \"number\" and (.slowpath | has(\"drop_no_route\"))' >/dev/null"
 check "stats shows the slow-path block" \
 	bash -c "ip netns exec $NS_LB $MAGLEVCTL stats | grep -q 'slow path (kernel module):'"
 check "metrics export the module's counters" \
-	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -q '^maglev_slowpath_events_total{event=\"forwarded\"} [0-9]'"
+	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -q '^maglev_slowpath_packets_total{reason=\"forwarded\"} [0-9]'"
 ctl backend set $V 198.51.100.2 --drain
 check "after a drain the module gets the new table (generation +1)" \
 	bash -c "[ \$(ip netns exec $NS_LB $QUERY vips | grep '^$V ' | cut -d' ' -f2) -eq $((gen + 1)) ]"

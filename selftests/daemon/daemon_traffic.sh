@@ -85,7 +85,9 @@ check "established flow on the drained backend keeps it (10/10 packets to $B)" \
 n=$(pktio --dst 192.0.2.10 --dport 5000 --sports "$(seq -s, 41000 41049)" --count 1)
 check "new flows never go to the drained backend (50 flows)" \
 	[ "$(echo "$n" | jq --arg b "$B" '.seen == 50 and ([.flows[] | keys[]] | index($b) == null)')" = true ]
-check "backend del of the drained backend" ctl backend del $VIP "$B"
+# It still carries flow $F: a plain del is refused (daemon_del_flows.sh); --force
+# deletes it, and that flow is re-picked.
+check "backend del --force of the drained backend (flow $F still on it)" ctl backend del $VIP "$B" --force
 r=$(pktio --dst 192.0.2.10 --dport 5000 --sports $F --count 3)
 nb=$(backend_of "$r" $F)
 check "a deleted backend's established flow is re-picked to a live backend ($nb)" \

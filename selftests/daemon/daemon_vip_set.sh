@@ -82,6 +82,8 @@ out=$("$MAGLEVCTL" vip set $V 2>&1)
 check "vip set with nothing to set is a usage error (exit 2: $out)" [ $? -eq 2 ]
 
 check "vip set --encap ipip --check none is accepted" ctl vip set $V --encap ipip --check none
+# --check none: up within a tick (health/admission.c), not in the set's commit.
+for b in 1 2 3; do wait_state $V 198.51.100.$b up 5; done
 out=$(pktio --dst 192.0.2.10 --dport 5000 --sports "$SPORTS" --count 2)
 check "back in IPIP, the same backends ($(echo "$out" | jq -c .encaps))" \
 	[ "$(echo "$out" | jq '.seen == 24 and .encaps == {"ipip": 24}')" = true -a "$(owners "$out")" = "$before_owners" ]

@@ -5,10 +5,14 @@
 Usage: etcd_hold_proxy.py HOLD_FILE UPSTREAM_ADDR LISTEN_ADDR (port 2379 both)
 
 Every connection is relayed to UPSTREAM_ADDR:2379, except that while
-HOLD_FILE exists a request to /v3/kv/txn is passed on to etcd and its answer
-withheld: etcd commits the txn, the client hears nothing and times out. Each
-txn held appends a line to HOLD_FILE.seen. maglevd's etcd client makes one
-connection a request, so the first bytes of a connection are its request.
+HOLD_FILE exists a request to one of the paths it lists (one a line; an empty
+file: /v3/kv/txn) is passed on to etcd and its answer withheld: etcd commits
+the txn, the client hears nothing and times out. Each request held appends a
+line to HOLD_FILE.seen. And while HOLD_FILE.garble exists, the next watch
+message that carries events reaches the client with its first byte replaced
+by '#' (no longer JSON); the file is removed then, and the message appended
+to HOLD_FILE.garbled. maglevd's etcd client makes one connection a request,
+so the first bytes of a connection are its request.
 """
 import os
 import socket
@@ -19,13 +23,25 @@ import time
 HOLD, UP, ME = sys.argv[1], sys.argv[2], sys.argv[3]
 
 
-def pipe(a, b):
+def garble(d):
+    """d, with the first watch message carrying events garbled if asked."""
+    i = d.find(b'{"result":')
+    if i < 0 or b'"events"' not in d[i:] or not os.path.exists(HOLD + ".garble"):
+        return d
+    os.unlink(HOLD + ".garble")
+    with open(HOLD + ".garbled", "ab") as f:
+        f.write(d[i:] + b"\n")
+    return d[:i] + b"#" + d[i + 1:]
+
+
+def pipe(a, b, watch=False):
+    """Relay a to b; a watch's answers (watch) may be garbled."""
     try:
         while True:
             d = a.recv(65536)
             if not d:
                 break
-            b.sendall(d)
+            b.sendall(garble(d) if watch else d)
     except OSError:
         pass
     for s in (a, b):
@@ -66,14 +82,26 @@ def hold(c, u, data):
     u.close()
 
 
+def held_paths():
+    """The paths HOLD_FILE lists, or None when it does not exist."""
+    try:
+        with open(HOLD) as f:
+            paths = [l.strip() for l in f if l.strip()]
+    except OSError:
+        return None
+    return paths or ["/v3/kv/txn"]
+
+
 def serve(c):
     data = read_request(c)
     u = socket.create_connection((UP, 2379))
     u.sendall(data)
-    if data.startswith(b"POST /v3/kv/txn ") and os.path.exists(HOLD):
+    paths = held_paths()
+    if paths and any(data.startswith(b"POST " + p.encode() + b" ") for p in paths):
         hold(c, u, data)
         return
-    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
+    watch = data.startswith(b"POST /v3/watch ")
+    threading.Thread(target=pipe, args=(u, c, watch), daemon=True).start()
     pipe(c, u)
 
 

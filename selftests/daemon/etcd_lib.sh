@@ -5,7 +5,7 @@
 # namespace $NS_ET with client URL $EP, its data in $TDIR/etcd, its log in
 # $TDIR/etcd.log, ETCD_PID its pid for the test's cleanup. etcd_for_lb: a
 # 3-member cluster for lib.sh's one balancer (daemon_second_chance_fleet.sh,
-# daemon_vip_options_fleet.sh, daemon_fleet_expect.sh).
+# daemon_vip_options_fleet.sh, daemon_fleet_expect.sh, daemon_fleet_faults.sh).
 
 # etcd_require: skip the whole test when etcd or etcdctl is missing.
 etcd_require() {
@@ -112,4 +112,21 @@ fleet_if_asked() {
 	[ "${TEST_FLEET:-0}" = 1 ] || return 0
 	etcd_require
 	etcd_for_lb "$1" || { nok "etcd starts"; t_done; }
+}
+
+# hold_proxy: etcd_hold_proxy.py in $NS_ET on 192.0.2.253 (PX), in front of
+# the first member, reachable from the balancer's namespace; its hold file
+# is $HOLD (see the proxy for what it withholds or garbles). After etcd_for_lb.
+hold_proxy() {
+	PX=192.0.2.253
+	HOLD=$TDIR/hold
+	etx ip addr add $PX/32 dev lo && ip -n "$NS_LB" route add $PX/32 via 192.0.2.242 || return 1
+	ip netns exec "$NS_ET" /usr/bin/python3 "$ROOT/selftests/daemon/etcd_hold_proxy.py" "$HOLD" \
+		"${ETCD_MEMBER_ADDRS%% *}" $PX &
+	EXTRA_PIDS="${EXTRA_PIDS:-} $!"
+	for _ in $(seq 50); do
+		etx curl -sf -X POST -d '{}' http://$PX:2379/v3/maintenance/status >/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
 }

@@ -88,6 +88,18 @@ jqt() { jq -e -s "length == 1 and (.[0] | $1)" "${@:2}"; }
 export -f jqt
 
 lbx() { ip netns exec "$NS_LB" "$@"; }
+# vipl VIP: the metrics' labels of a VIP as maglevctl names it
+# ("192.0.2.10:80/tcp", "[2001:db8::1]:*/udp"): address="...",port="...",protocol="...".
+vipl() {
+	local hp=${1%/*} host port
+	port=${hp##*:}
+	host=${hp%:*}
+	host=${host#[}
+	host=${host%]}
+	printf 'address="%s",port="%s",protocol="%s"' "$host" "$port" "${1##*/}"
+}
+# The same in jq, for a "vip" field: `jq -r "$JQ_VIPL"'.backends[] | (.vip | vipl)'`.
+JQ_VIPL='def vipl: capture("^\\[?(?<a>[^]]*?)]?:(?<p>[^:/]*)/(?<t>[a-z]+)$") | "address=\"\(.a)\",port=\"\(.p)\",protocol=\"\(.t)\""; '
 # route_monitor TABLE: `ip monitor route` in the balancer's namespace, into
 # $MON, until the end of the test; returns once it has seen a probe route
 # added and deleted in TABLE (a table other than the one under test).
@@ -104,6 +116,14 @@ route_monitor() {
 	return 1
 }
 clx() { ip netns exec "$NS_CL" "$@"; }
+# poll_until SECONDS CMD...: true once CMD is, polled every 0.1 s; false
+# after SECONDS.
+poll_until() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -le $end ]; do "$@" && return 0; sleep 0.1; done
+	return 1
+}
 ctl() { "$MAGLEVCTL" "$@"; }
 
 setup_net() {
@@ -276,6 +296,13 @@ dp_mtu() { bpftool -j map dump pinned "$PIN/maglev_cfg" | jq '.[0].formatted.val
 # pktio ARGS...: flows from the client namespace; JSON summary on stdout.
 pktio() {
 	clx python3 "$PKTIO" --ifname c0 --src 203.0.113.2 "$@"
+}
+
+# flows_to DST DPORT SPORTS BACKEND: how many of the flows from SPORTS (one
+# packet each) to DST:DPORT went to BACKEND.
+flows_to() {
+	pktio --dst "$1" --dport "$2" --sports "$3" --count 1 |
+		jq --arg b "$4" '[.flows[] | select(has($b))] | length'
 }
 
 # A snapshot of everything a rejected request must leave alone.

@@ -37,10 +37,13 @@ topo_bg client longconn "$TOPO_TOOLS/longconn" --http -d "$TOPO_VIP4" -p 80 -s "
 	-n 1000 -i 300 -T 6
 lc=$TOPO_BG_PID
 sleep 2
-topo_ctl 1 backend del "$vip" "$(topo_backend4 4)" >/dev/null || topo_die "backend del failed"
+# --force: b4 carries connections, whose break is what this measures.
+topo_ctl 1 backend del "$vip" "$(topo_backend4 4)" --force >/dev/null || topo_die "backend del failed"
 flows 3
 sleep 1
 topo_ctl 1 backend add "$vip" "$(topo_backend4 5)" >/dev/null || topo_die "backend add failed"
+# A new backend takes flows once its first check has passed.
+topo_wait_up 1 || topo_die "b5 not up"
 flows 5
 wait $lc
 lco=$TOPO_DIR/longconn.out

@@ -18,6 +18,7 @@ e2e_vip 1 "[$TOPO_VIP6]:80/tcp" -- "$(topo_backend6 1)" "$(topo_backend6 2)" "$(
 # lb2 gets lb1's configuration the way an operator would copy it.
 topo_ctl 1 save >"$TOPO_DIR/lb1.save" && topo_ctl 2 restore "$TOPO_DIR/lb1.save" >/dev/null ||
 	topo_die "maglevctl save | restore from lb1 to lb2 failed"
+topo_wait_up 2 || topo_die "lb2: backends not up"
 m=$TOPO_DIR/map
 # 1,000 IPv4 and 600 IPv6 flows, maps in $m.NAME and $m.NAME.6
 flows() {

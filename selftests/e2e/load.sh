@@ -30,10 +30,12 @@ step() {
 }
 sleep 2
 step topo_ctl 1 backend add "$vip" "$b4"
+step topo_wait_up 1
 sleep 2
 e2e_flows "$out.mid" -d "$TOPO_VIP4" -p 80 -s "$(topo_srcs4)" -n 300 -b 40000
 step topo_ctl 1 backend set "$vip" "$b4" --drain
-sleep 2
+# Deleted once its flows have ended, as an operator does (no --force).
+step topo_wait_idle 1 "$vip" "$b4"
 step topo_ctl 1 backend del "$vip" "$b4"
 sleep 1
 e2e_flows "$out.end" -d "$TOPO_VIP4" -p 80 -s "$(topo_srcs4)" -n 300 -b 41000
@@ -42,7 +44,7 @@ cp "$TOPO_DIR/wrk.out" "$out.wrk"
 
 rc=0
 for s in "${steps[@]}"; do [ "${s%%:*}" = ok ] || rc=1; done
-e2e_result $rc "during the run: add b4, drain b4, delete b4" "${steps[@]}"
+e2e_result $rc "during the run: add b4 (in at its first passing check), drain b4, delete b4 once its flows ended" "${steps[@]}"
 rc=0
 [ "$(e2e_count "$out.mid" b4)" -gt 0 ] && [ "$(e2e_count "$out.end" b4)" = 0 ] &&
 	[ "$(e2e_failed "$out.mid")" = 0 ] && [ "$(e2e_failed "$out.end")" = 0 ] || rc=1

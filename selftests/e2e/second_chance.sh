@@ -73,6 +73,8 @@ for k in 1 2; do
 	adds+=($!)
 done
 wait "${adds[@]}"
+# In the tables once its first check has passed on each balancer.
+topo_wait_up 1 && topo_wait_up 2 || topo_die "backend 4 not up"
 topo_route_vip lb2
 sleep 2
 sleep 1
@@ -132,7 +134,7 @@ sleep 3
 c0=$(sc_count 2 sc_carried)
 adds=()
 for k in 1 2; do
-	topo_ctl $k backend del "$VA" "$(topo_backend4 1)" >/dev/null &
+	topo_ctl $k backend del "$VA" "$(topo_backend4 1)" --force >/dev/null &
 	adds+=($!)
 done
 wait "${adds[@]}"

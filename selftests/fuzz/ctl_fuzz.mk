@@ -20,13 +20,13 @@ CTL_FUZZ_LIBS := -ljson-c -lmnl -lbpf -lelf -lz -lpthread -lcurl -lm
 
 # The daemon's code under test: everything but main.c (event loop, commit),
 # the control and metrics servers, and what only talks to the kernel.
-CTL_FUZZ_DAEMON := ctl/requests ctl/req_args ctl/req_changes ctl/req_queries ctl/ctl_commit \
+CTL_FUZZ_DAEMON := ctl/requests ctl/req_args ctl/req_changes ctl/req_queries ctl/ctl_commit ctl/flows_guard \
 	model/registry model/vip_sync model/balance datapath/registry_writer core/config model/state \
 	core/log core/durable datapath/table_swap \
 	datapath/slowpath health/health health/health_verdicts health/health_changes health/hc_udp health/hc_http \
-	announce/announce core/rtnl ctl/audit model/be_state metrics/status datapath/flow_count \
+	announce/announce core/rtnl ctl/audit model/be_state metrics/status metrics/labels datapath/flow_count \
 	datapath/drift datapath/readback fleet/fleet fleet/fleet_health fleet/etcd_client core/stream \
-	datapath/second_chance datapath/bounded
+	datapath/second_chance datapath/bounded model/admit health/settle health/damping health/admission hot/hot_flows
 CTL_FUZZ_LIB := ctl_proto maglev_table maglev_table_plan maglev_table_naive placement \
 	placement_ring placement_rendezvous slowpath_nl hc_encap \
 	dp_names conn_census \

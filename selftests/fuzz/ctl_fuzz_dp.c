@@ -112,6 +112,22 @@ int maglev_dp_vip_spilled(struct maglev_dp *dp, uint32_t vip_id, uint64_t *out)
 	return 0;
 }
 
+/* Hot flows: off, and no trackers to read. */
+int maglev_dp_hot_set(struct maglev_dp *dp, uint32_t sample_every)
+{
+	return 0;
+}
+
+int maglev_dp_hot_read(struct maglev_dp *dp, uint32_t vip_id, struct maglev_hot_vip *out)
+{
+	return -ENOENT;
+}
+
+int maglev_dp_ncpus(const struct maglev_dp *dp)
+{
+	return 1;
+}
+
 int maglev_dp_overcap_set(struct maglev_dp *dp, uint32_t idx, bool over)
 {
 	return 0;

@@ -68,8 +68,8 @@ check "stats -j: skipped inserts counted (insert + skip = miss = 60, skip >= 40,
 skip=$(echo "$st" | jq .conn.conn_insert_skip)
 check "stats (text) shows the connection table with conn_insert_skip $skip" \
 	bash -c "$MAGLEVCTL stats | grep -A8 '^connection table:' | grep -Eq '^  conn_insert_skip +$skip\$'"
-check "metrics agree: maglev_conn_events_total{event=\"conn_insert_skip\"} $skip" \
-	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -qx 'maglev_conn_events_total{event=\"conn_insert_skip\"} $skip'"
+check "metrics agree: maglev_conn_events_total{event=\"insert_skip\"} $skip" \
+	bash -c "ip netns exec $NS_LB curl -sf http://127.0.0.1:$METRICS_PORT/metrics | grep -qx 'maglev_conn_events_total{event=\"insert_skip\"} $skip'"
 
 # --- max_vips ---------------------------------------------------------------------
 for i in $(seq 1 511); do echo "vip add 192.0.2.$((i % 250 + 1)):$((10000 + i))/tcp"; done >"$TDIR/vips"

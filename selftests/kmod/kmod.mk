@@ -4,7 +4,8 @@ KMOD_TEST_DIR := $(BUILD)/selftests/kmod
 KMOD_TESTS := $(KMOD_TEST_DIR)/kmod_netlink $(KMOD_TEST_DIR)/kmod_forward \
 	$(KMOD_TEST_DIR)/kmod_xdp_diff $(KMOD_TEST_DIR)/kmod_unload
 KMOD_TESTS += $(KMOD_TEST_DIR)/kmod_nl_fuzz $(KMOD_TEST_DIR)/kmod_second
-KMOD_TESTS += $(KMOD_TEST_DIR)/kmod_bounded
+KMOD_TESTS += $(KMOD_TEST_DIR)/kmod_bounded $(KMOD_TEST_DIR)/kmod_too_big
+KMOD_TESTS += $(KMOD_TEST_DIR)/kmod_xdp_fou
 KMOD_TEST_DEPS := selftests/kmod/kmod_util.h selftests/kmod/kmod_pkt.h \
 	userspace/lib/slowpath_nl.c userspace/lib/slowpath_nl.h \
 	include/maglev_genl.h include/maglev_gue.h include/maglev_hash.h include/maglev_maps.h $(KSELFTEST_H)
@@ -25,9 +26,11 @@ $(KMOD_TEST_DIR)/kmod_nl_fuzz: $(KMOD_NL_FUZZ_SRCS) $(KMOD_NL_FUZZ_HDRS) $(KMOD_
 	$(CC) $(SELFTEST_CFLAGS) -Iselftests/kmod -o $@ $(KMOD_NL_FUZZ_SRCS) \
 		userspace/lib/slowpath_nl.c -lmnl -lpthread
 
-# Module against XDP program: uses the XDP tests' fixture and the datapath
-# library (libmaglev.a, which also holds slowpath_nl.o).
-$(KMOD_TEST_DIR)/kmod_xdp_diff: selftests/kmod/kmod_xdp_diff.c $(KMOD_TEST_DEPS) \
+# Module against XDP program, and XDP's frames into the kernel's fou: the
+# XDP tests' fixture and the datapath library (libmaglev.a, which also
+# holds slowpath_nl.o).
+$(KMOD_TEST_DIR)/kmod_xdp_diff $(KMOD_TEST_DIR)/kmod_xdp_fou: $(KMOD_TEST_DIR)/%: \
+		selftests/kmod/%.c $(KMOD_TEST_DEPS) \
 		selftests/xdp/fixture.h selftests/xdp/pkt.h $(BUILD)/libmaglev.a
 	@mkdir -p $(@D)
 	$(CC) $(SELFTEST_CFLAGS) -Iselftests/xdp -o $@ $< $(BUILD)/libmaglev.a \

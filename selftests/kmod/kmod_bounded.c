@@ -45,14 +45,7 @@ static uint64_t g_rand;
 
 static struct maglev_vip_key vip_key_of(int v)
 {
-	struct maglev_vip_key k = {
-		.family = vips[v].family,
-		.proto = IPPROTO_UDP,
-		.port = htons(KMOD_VIP_PORT),
-	};
-
-	inet_pton(vips[v].family == MAGLEV_AF_INET ? AF_INET : AF_INET6, vips[v].addr, k.addr);
-	return k;
+	return kmod_vip_key(vips[v].family, vips[v].addr, IPPROTO_UDP);
 }
 
 static int setup(void)
@@ -135,20 +128,7 @@ static void new_flow(int v, struct maglev_flow_key *f)
 {
 	struct maglev_vip_key key = vip_key_of(v);
 
-	memset(f, 0, sizeof(*f));
-	f->family = key.family;
-	f->proto = IPPROTO_UDP;
-	memcpy(f->dst, key.addr, sizeof(f->dst));
-	if (f->family == MAGLEV_AF_INET) {
-		f->src[0] = htonl(0xc6336480 | (kmod_rand(&g_rand) & 0x7f));
-	} else {
-		f->src[0] = htonl(0x20010db8);
-		f->src[1] = htonl(0x000c0000);
-		f->src[2] = (uint32_t)kmod_rand(&g_rand);
-		f->src[3] = (uint32_t)kmod_rand(&g_rand);
-	}
-	f->sport = htons(1024 + kmod_rand(&g_rand) % 60000);
-	f->dport = htons(KMOD_VIP_PORT);
+	kmod_client_flow(&key, &g_rand, f);
 }
 
 static int set_marks(struct bl_ctx *c, const uint32_t *idx, int n);

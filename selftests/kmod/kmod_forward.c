@@ -48,14 +48,7 @@ static uint64_t g_rand;
 
 static struct maglev_vip_key vip_key_of(int v)
 {
-	struct maglev_vip_key k = {
-		.family = vips[v].family,
-		.proto = IPPROTO_UDP,
-		.port = htons(KMOD_VIP_PORT),
-	};
-
-	inet_pton(vips[v].family == MAGLEV_AF_INET ? AF_INET : AF_INET6, vips[v].addr, k.addr);
-	return k;
+	return kmod_vip_key(vips[v].family, vips[v].addr, IPPROTO_UDP);
 }
 
 /* Backend indices: 1..3 reach backend k over IPv4, 11..13 over IPv6. */

@@ -232,6 +232,41 @@ static inline int kmod_send_frames(int fd, const struct kmod_frame *f, const int
 	return 0;
 }
 
+/* The key of the VIP addr (text) of family on KMOD_VIP_PORT. */
+static inline struct maglev_vip_key kmod_vip_key(int family, const char *addr, uint8_t proto)
+{
+	struct maglev_vip_key k = {
+		.family = family,
+		.proto = proto,
+		.port = htons(KMOD_VIP_PORT),
+	};
+
+	inet_pton(family == MAGLEV_AF_INET ? AF_INET : AF_INET6, addr, k.addr);
+	return k;
+}
+
+/* A random client flow toward key: from 198.51.100.128/25 or
+ * 2001:db8:c::/64, any port from 1024.
+ */
+static inline void kmod_client_flow(const struct maglev_vip_key *key, uint64_t *rand,
+				    struct maglev_flow_key *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->family = key->family;
+	f->proto = key->proto;
+	memcpy(f->dst, key->addr, sizeof(f->dst));
+	if (f->family == MAGLEV_AF_INET) {
+		f->src[0] = htonl(0xc6336480 | (kmod_rand(rand) & 0x7f));
+	} else {
+		f->src[0] = htonl(0x20010db8);
+		f->src[1] = htonl(0x000c0000);
+		f->src[2] = (uint32_t)kmod_rand(rand);
+		f->src[3] = (uint32_t)kmod_rand(rand);
+	}
+	f->sport = htons(1024 + kmod_rand(rand) % 60000);
+	f->dport = htons(KMOD_VIP_PORT);
+}
+
 /* Backend index idx's address on topo.sh's topology: 1..10 reach backend
  * idx over IPv4 (203.0.113.8*idx+2), 11..20 backend idx-10 over IPv6
  * (2001:db8:2:K::2).

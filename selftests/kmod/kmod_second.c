@@ -18,6 +18,9 @@
  * is no SYN still goes to that owner (carrying the previous owner); only a
  * SYN goes to the probe's backend.
  *
+ * Issue 31 item 4: the backends' kernel GUE receivers (fou) take a carried
+ * packet and hand its inner packet, unchanged, to their tunnel device.
+ *
  * Issue 14 item 10: a fourth backend, mlk-d, runs only the project's decap
  * program on its eth0 (no tunnel device, no fou): a 3,000-byte UDP datagram
  * sent in fragments as large as the client link allows reaches a real UDP
@@ -59,14 +62,7 @@ static uint64_t g_rand;
 
 static struct maglev_vip_key vip_key_of(int v)
 {
-	struct maglev_vip_key k = {
-		.family = vips[v].family,
-		.proto = vips[v].proto,
-		.port = htons(KMOD_VIP_PORT),
-	};
-
-	inet_pton(vips[v].family == MAGLEV_AF_INET ? AF_INET : AF_INET6, vips[v].addr, k.addr);
-	return k;
+	return kmod_vip_key(vips[v].family, vips[v].addr, vips[v].proto);
 }
 
 /* Owners cycle over the three backends; every other slot has a previous
@@ -102,14 +98,7 @@ static const struct sc_vip dvips[] = {
 
 static struct maglev_vip_key dvip_key_of(int v)
 {
-	struct maglev_vip_key k = {
-		.family = dvips[v].family,
-		.proto = dvips[v].proto,
-		.port = htons(KMOD_VIP_PORT),
-	};
-
-	inet_pton(dvips[v].family == MAGLEV_AF_INET ? AF_INET : AF_INET6, dvips[v].addr, k.addr);
-	return k;
+	return kmod_vip_key(dvips[v].family, dvips[v].addr, dvips[v].proto);
 }
 
 /* mlk-d behind lb4 of the balancer: addresses, the VIPs on lo, and the
@@ -337,20 +326,7 @@ static void pick_flow(int v, int want_prev, struct maglev_flow_key *f, uint32_t 
 	struct maglev_vip_key key = vip_key_of(v);
 
 	do {
-		memset(f, 0, sizeof(*f));
-		f->family = key.family;
-		f->proto = key.proto;
-		memcpy(f->dst, key.addr, sizeof(f->dst));
-		if (f->family == MAGLEV_AF_INET) {
-			f->src[0] = htonl(0xc6336480 | (kmod_rand(&g_rand) & 0x7f));
-		} else {
-			f->src[0] = htonl(0x20010db8);
-			f->src[1] = htonl(0x000c0000);
-			f->src[2] = (uint32_t)kmod_rand(&g_rand);
-			f->src[3] = (uint32_t)kmod_rand(&g_rand);
-		}
-		f->sport = htons(1024 + kmod_rand(&g_rand) % 60000);
-		f->dport = htons(KMOD_VIP_PORT);
+		kmod_client_flow(&key, &g_rand, f);
 		*own = vips[v].base + kmod_expected_pick(&g_seed, f, g_owner, TABLE_SIZE);
 		*prv = kmod_expected_pick(&g_seed, f, g_prev, TABLE_SIZE);
 	} while (!*prv != !want_prev);
@@ -393,7 +369,6 @@ static void expect_encap(struct __test_metadata *_metadata, struct sc_ctx *c, in
 		struct maglev_gue_hdr gh = {
 			.ver_c_hlen = carry ? MAGLEV_GUE_PREV_WORDS : 0,
 			.proto = v6 ? IPPROTO_IPV6 : IPPROTO_IPIP,
-			.flags = carry ? htons(MAGLEV_GUE_F_PREV) : 0,
 		};
 
 		memcpy(want, &gh, sizeof(gh));
@@ -513,6 +488,62 @@ TEST_F(sc, gue_v4_carries_previous_owner)
 TEST_F(sc, gue_v6_carries_previous_owner)
 {
 	carry_case(_metadata, &self->c, 1);
+}
+
+/*
+ * Issue 31 item 4: the backends here decapsulate with the kernel's own GUE
+ * receiver (`ip fou add port P gue`, then the ipip / ip6tnl devices t4 and
+ * t6). A carried ACK must pass it: the inner packet, byte for byte as it
+ * left the balancer inside GUE, arrives on the owner's tunnel device (read
+ * there with AF_PACKET). Before, GUE flags 0x0001 made fou read the
+ * option's first word as private flags, and it dropped every such packet
+ * (validate_gue_flags).
+ */
+TEST_F(sc, fou_receiver_takes_carried)
+{
+	struct sc_ctx *c = &self->c;
+	int v;
+
+	for (v = 0; v < 2; v++) {
+		struct sockaddr_ll sll = {.sll_family = AF_PACKET,
+					  .sll_protocol = htons(ETH_P_ALL)};
+		int v6 = vips[v].family == MAGLEV_AF_INET6, fd;
+		struct pollfd p = {.events = POLLIN};
+		static uint8_t sent[2048], got[2048];
+		size_t off = 14 + (v6 ? 40 : 20) + 8 + 4 + sizeof(struct maglev_gue_prev), ilen;
+		struct maglev_flow_key f;
+		uint32_t own, prv;
+		ssize_t n;
+		char ns[16];
+
+		pick_flow(v, 1, &f, &own, &prv);
+		snprintf(ns, sizeof(ns), "mlk-b%u", (own - 1) % 10 + 1);
+		ASSERT_EQ(0, kmod_setns(ns));
+		fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, htons(ETH_P_ALL));
+		ASSERT_LE(0, fd);
+		sll.sll_ifindex = (int)if_nametoindex(v6 ? "t6" : "t4");
+		ASSERT_NE(0, sll.sll_ifindex);
+		ASSERT_EQ(0, bind(fd, (struct sockaddr *)&sll, sizeof(sll)));
+		ASSERT_EQ(0, kmod_setns("mlk-lb"));
+		expect_encap(_metadata, c, v, &f, 0x10, own, prv);
+		/* The inner packet as the owner's eth0 saw it inside GUE. */
+		ilen = v6 ? 40 + (size_t)(c->rx[off + 4] << 8 | c->rx[off + 5])
+			  : (size_t)(c->rx[off + 2] << 8 | c->rx[off + 3]);
+		ASSERT_LE(off + ilen, sizeof(sent));
+		memcpy(sent, c->rx + off, ilen);
+		p.fd = fd;
+		EXPECT_EQ(1, poll(&p, 1, 3000))
+		{
+			TH_LOG("VIP %s: the carried ACK never left %s's fou/GUE receiver",
+			       vips[v].addr, ns);
+		}
+		n = recv(fd, got, sizeof(got), MSG_DONTWAIT);
+		EXPECT_EQ((ssize_t)ilen, n);
+		if (n == (ssize_t)ilen)
+			EXPECT_EQ(0, memcmp(sent, got, ilen));
+		close(fd);
+	}
+	EXPECT_EQ(2, carried(c));
 }
 
 /* IPIP has no room for it; UDP has no connection a backend could claim. */

@@ -35,13 +35,13 @@ expect() {
 
 check "complete -F _maglevctl maglevctl is registered" \
 	bash -c "[ \"\$(. '$ROOT/userspace/maglevctl/completion.bash'; complete -p maglevctl)\" = 'complete -F _maglevctl maglevctl' ]"
-expect "objects" "$C " "announce backend fleet health help lookup reload restore save stats status table vip"
+expect "objects" "$C " "announce backend fleet health help lookup reload restore save stats status table top vip"
 expect "fleet status options" "$C fleet status -" "--help --settle"
 expect "announce values" "$C announce " "off on"
 expect "an object from its prefix" "$C b" "backend"
 expect "vip commands" "$C vip " "add del list set show"
 expect "vip set options" "$C vip set 192.0.2.10:80/tcp --" \
-	"--balance-factor --check --check-dns-name --check-expect --check-interval --check-path --check-payload --check-port --check-status --check-timeout --encap --fall --gue-port --help --no-second-chance --on-fail --placement --rise --second-chance --vnodes"
+	"--balance-factor --check --check-dns-name --check-expect --check-interval --check-path --check-payload --check-port --check-status --check-timeout --encap --fall --gue-port --help --hot-threshold --no-second-chance --on-fail --placement --rise --second-chance --slow-start --vnodes"
 expect "--placement values" "$C vip set 192.0.2.10:80/tcp --placement " "maglev rendezvous ring"
 expect "backend command from its prefix" "$C -j backend s" "set"
 expect "global options" "$C -" "--expect-revision --help --json --socket --version -V -h -j -s"
@@ -51,8 +51,10 @@ expect "--check values" "$C vip add 192.0.2.10:80/tcp --check " "dns http none t
 expect "--on-fail values" "$C vip add 192.0.2.10:80/tcp --on-fail " "drain repick"
 expect "backend set options" "$C backend set 192.0.2.10:80/tcp 198.51.100.5 --" "--drain --help --undrain --weight"
 expect "stats options, -j before the object" "$C -j stats -" "--help --watch -w"
+expect "top options" "$C top -" "--by --help -k"
+expect "--by values" "$C top --by " "flow source"
 touch "$TDIR/lb-saved.conf"
-expect "restore options" "$C restore --" "--allow-empty --dry-run --help --no-flush"
+expect "restore options" "$C restore --" "--allow-empty --dry-run --force --help --no-flush"
 expect "restore completes files" "$C restore --no-flush $TDIR/lb-s" "$TDIR/lb-saved.conf"
 # Every command maglevctl --help lists is completed (lines that only continue
 # the arguments of the line above name none).

@@ -47,6 +47,7 @@ dpkg-deb -c "$DEB" | awk '{ print $6 }' | sed 's|^\./||' >"$T/files"
 miss=""
 for f in usr/sbin/maglevd usr/bin/maglevctl usr/sbin/maglev-decap usr/lib/maglev-lb/maglev_decap.bpf.o \
 	usr/lib/systemd/system/maglevd.service usr/lib/systemd/system/maglev-decap@.service \
+	usr/lib/systemd/system/maglevd-withdraw.service \
 	usr/share/doc/maglev-lb/quickstart.md usr/share/doc/maglev-lb/examples/maglev-decap.env.example \
 	usr/share/doc/maglev-lb/examples/sysctl-maglev-backend.conf usr/share/man/man8/maglevd.8.gz \
 	usr/share/man/man8/maglevctl.8.gz usr/share/man/man8/maglev-decap.8.gz \
@@ -54,11 +55,13 @@ for f in usr/sbin/maglevd usr/bin/maglevctl usr/sbin/maglev-decap usr/lib/maglev
 	usr/share/bash-completion/completions/maglevctl usr/share/doc/maglev-lb/copyright \
 	usr/share/doc/maglev-lb/examples/maglevd.conf.example \
 	usr/share/doc/maglev-lb/examples/bird.conf usr/share/doc/maglev-lb/examples/frr.conf \
-	usr/share/doc/maglev-lb/examples/keepalived.conf; do
+	usr/share/doc/maglev-lb/examples/keepalived.conf \
+	usr/share/doc/maglev-lb/examples/etcd-maglev.env.example usr/share/maglev-lb/prometheus/maglev-rules.yml \
+	usr/share/maglev-lb/grafana/maglev-dashboard.json; do
 	grep -qx "$f" "$T/files" || miss="$miss $f"
 done
 [ -n "$miss" ] && diag "missing:$miss"
-check "maglev-lb holds the programs, unit, man pages, completion and example" [ -z "$miss" ]
+check "maglev-lb holds the programs, unit, man pages, completion, examples, rules and dashboard" [ -z "$miss" ]
 check "nothing in /etc or /usr/local" bash -c "! grep -qE '^(etc|usr/local)/.' '$T/files'"
 dep=$(dpkg-deb -f "$DEB" Depends)
 check "Depends names the shared libraries (libbpf, json-c, libmnl, libsystemd)" \

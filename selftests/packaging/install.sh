@@ -26,6 +26,7 @@ expected="755 sbin/maglevd
 644 lib/maglev-lb/maglev_decap.bpf.o
 644 lib/systemd/system/maglevd.service
 644 lib/systemd/system/maglev-decap@.service
+644 lib/systemd/system/maglevd-withdraw.service
 644 share/man/man8/maglevd.8
 644 share/man/man8/maglevctl.8
 644 share/man/man8/maglev-decap.8
@@ -39,7 +40,9 @@ expected="755 sbin/maglevd
 644 share/doc/maglev-lb/examples/bird.conf
 644 share/doc/maglev-lb/examples/frr.conf
 644 share/doc/maglev-lb/examples/keepalived.conf
-644 share/doc/maglev-lb/examples/prometheus-rules.yml"
+644 share/doc/maglev-lb/examples/etcd-maglev.env.example
+644 share/maglev-lb/prometheus/maglev-rules.yml
+644 share/maglev-lb/grafana/maglev-dashboard.json"
 while read -r mode f; do
 	check "installed $f, mode $mode" [ -f "$P/$f" -a "$(stat -c %a "$P/$f" 2>/dev/null)" = "$mode" ]
 done <<<"$expected"
@@ -75,6 +78,8 @@ check "bash-completion loads the installed maglevctl completion" \
 exec_paths() { sed -n 's/^Exec[A-Za-z]*=\([^ ]*\).*/\1/p' "$1" | sort -u | tr '\n' ' '; }
 check "the unit runs the installed maglevd and maglevctl (PREFIX=/usr/local)" \
 	[ "$(exec_paths "$P/lib/systemd/system/maglevd.service")" = "/usr/local/bin/maglevctl /usr/local/sbin/maglevd " ]
+check "the withdraw unit (maglevd.service's OnFailure=) runs the installed maglevd" \
+	[ "$(exec_paths "$P/lib/systemd/system/maglevd-withdraw.service")" = "/usr/local/sbin/maglevd " ]
 check "the decap template unit runs the installed maglev-decap" \
 	[ "$(exec_paths "$P/lib/systemd/system/maglev-decap@.service")" = "/usr/local/sbin/maglev-decap " ]
 if command -v systemd-analyze >/dev/null; then

@@ -163,7 +163,6 @@ vip_value() {
 }
 WRITES=0
 PENDING=() # "T0_MS REV" of writes whose convergence is still measured
-declare -A LASTCHG=() # VIP: when its backends last changed (ms)
 CONV=()    # ms from a write to live on all three (polled every 50 ms)
 CONVT=()   # the same, for writes seen live only at a tick (bursts, held swaps)
 FASTPOLL=0
@@ -200,8 +199,10 @@ put_vip() {
 		return 1
 	fi
 	WRITES=$((WRITES + 1))
-	LASTCHG[$1]=$t
-	flog table "$1" "rev=$r" "bes=${VBES[$1]// /,}"
+	# At the write's start: the balancers may apply it before put returns
+	# (the 1800-s run's 5 new flows "to a dead backend" were answered by a
+	# backend added or undrained 10-30 ms before this line was written).
+	echo "$t table $1 rev=$r bes=${VBES[$1]// /,}" >>"$TOPO_DIR/faults.log"
 	[ "$FASTPOLL" = 1 ] && [ ${#LBDOWN[@]} = 0 ] && [ ${#HOLD[@]} = 0 ] && conv_poll "$t" "$r" && return 0
 	PENDING+=("$t $r")
 }
@@ -317,9 +318,7 @@ has_be() { [[ " ${VBES[$1]} " == *" $2:"* ]]; }
 # a backend's health changes the tables of the VIPs that have it
 LASTBE=0 # when a backend was last stopped or started (ms)
 be_changed() {
-	local v
 	LASTBE=$(now_ms)
-	for v in "${VIPS[@]}"; do has_be "$v" "b$1" && LASTCHG[$v]=$(now_ms); done
 }
 be_stop() {
 	be_changed "$1"
@@ -565,9 +564,9 @@ declare -A EVSEEN=() MISS=() CLS=() ANNSEEN=() DIGBAD=() DIGSIG=()
 NEV=0 NNEW=0 NUNEXPL=0 NCONNFAIL=0 NLOST=0 NBROKEN=0 NEXPL=0 NWITHDRAW=0
 CONV_EXPL=0 CONV_FAIL=0
 RSS_PEAK=0 FD_PEAK=0 EDB_PEAK=0
-# 1 and 4: the clients' events at least 2 s old (their faults are logged).
+# 1 and 4: the clients' events at least 3 s old (their faults are logged).
 check_events() {
-	local c f n new lim=$(($(now_ms) - 2000)) out cls line
+	local c f n new lim=$(($(now_ms) - 3000)) out cls line
 	: >"$TOPO_DIR/ev.pending"
 	for c in $CLIENTS; do
 		f=$TOPO_DIR/$c.out
@@ -581,6 +580,8 @@ check_events() {
 		"$TOPO_DIR/faults.log" "$TOPO_DIR/ev.pending")
 	while IFS=$'\t' read -r cls line; do
 		[ -n "$cls" ] || continue
+		[ "$cls" = UNEXPLAINED ] && slot_explain "$line" &&
+			cls="slot no longer keeps its backend (changed twice, or changed before the window)"
 		[ "$cls" = new ] || echo "$cls	$line" >>"$TOPO_DIR/events.classified"
 		NEV=$((NEV + 1))
 		CLS[$cls]=$((${CLS[$cls]:-0} + 1))
@@ -730,16 +731,119 @@ check_datapath() {
 # 1, second chance: a second-chance VIP's live table keeps the previous owners
 # of its changed slots for second_chance_ms after its last change. Seen
 # dropped earlier (held before, none now) is a violation: the flows that
-# move meanwhile break.
-declare -A PREV=()
+# move meanwhile break. The last change is the balancer's own (its live
+# owners' digest, as sample_slots saw it change): with health_scope fleet a
+# backend's stop or start changes the tables only if the fleet's verdict
+# flips, so the soak's own times of faults cannot tell.
+declare -A PREV=() OWNCHG=()
 check_prev() { # check_prev K VIP PREV_SLOTS
 	local age
-	[ "${VSC[$2]}" = 1 ] || return 0
-	age=$(($(now_ms) - ${LASTCHG[$2]:-0}))
-	if [ "${PREV[$1 $2]:-0}" -gt 0 ] && [ "$3" = 0 ] && [ $age -lt $((SC_MS - 2000)) ]; then
+	[ "${VSC[$2]}" = 1 ] && [ -n "${OWNCHG[$1 $2]:-}" ] || return 0
+	age=$(($(now_ms) - ${OWNCHG[$1 $2]}))
+	if [ "${PREV[$1 $2]:-0}" -gt 0 ] && [ "$3" = 0 ] && [ $age -lt $((SC_MS - 3000)) ]; then
 		violation sc-dropped "lb$1 dropped the previous owners of $2 ${age} ms after its last change (second_chance_ms $SC_MS)"
 	fi
 	PREV[$1 $2]=$3
+}
+# Second chance keeps one previous owner per slot: a slot that changed owner
+# twice in the window (A to B to C) forgets A, and A's flows that lose their
+# connection entry then break, by design. To tell that from a defect, each
+# tick records every second-chance VIP's live table on each balancer whenever
+# it changed (owners and previous owners, read back with table --dump) in
+# slots.log: "MS K VIP own|prev S", S one character per slot (backend N as
+# the digit N, "-" none).
+declare -A SLOTSIG=() SLOTREAD=() BENAME=()
+for i in 1 2 3 4 5 6; do BENAME[$(topo_backend4 "$i")]=$i BENAME[$(topo_backend6 "$i")]=$i; done
+BENAMES=$(for a in "${!BENAME[@]}"; do echo "$a ${BENAME[$a]}"; done)
+sample_slots() {
+	local k v sig
+	for k in 1 2 3; do
+		lb_alive "$k" || continue
+		for v in "${VIPS[@]}"; do
+			[ "${VSC[$v]}" = 1 ] || continue
+			sig=$(ctl "$k" -j table "$v" | jq -r '"\(.digest) \(.prev_slots)"') || continue
+			[ -n "$sig" ] || continue
+			# unchanged: only when it was read, "MS K VIP tick" (the judge
+			# needs the first reading after a break, changed or not)
+			if [ "$sig" = "${SLOTSIG[$k $v]:-}" ]; then
+				SLOTREAD[$k $v]=$(now_ms)
+				echo "${SLOTREAD[$k $v]} $k $v tick" >>"$TOPO_DIR/slots.log"
+				continue
+			fi
+			# The owners changed (not only the previous owners dropped),
+			# at the latest now, at the earliest just after the last
+			# reading: that one, so that a late reading (a loaded machine)
+			# never makes a drop look early.
+			[ -n "${SLOTSIG[$k $v]:-}" ] && [ "${sig% *}" != "${SLOTSIG[$k $v]% *}" ] &&
+				OWNCHG[$k $v]=${SLOTREAD[$k $v]}
+			SLOTREAD[$k $v]=$(now_ms)
+			SLOTSIG[$k $v]=$sig
+			ctl "$k" -j table "$v" --dump | jq -r '.size,
+				(.ranges[] | "own \(.first) \(.last) \(.backend)"),
+				(.prev_ranges[]? | "prev \(.first) \(.last) \(.backend)")' |
+				awk -v t="$(now_ms)" -v k="$k" -v v="$v" '
+				NR == FNR { n[$1] = $2; next }
+				FNR == 1 { size = $1; next }
+				{ c = ($4 in n) ? n[$4] : "-"
+				  for (i = $2; i <= $3; i++) s[$1, i] = c }
+				END {
+					split("own prev", col, " ")
+					for (j = 1; j <= 2; j++) {
+						printf "%s %s %s %s ", t, k, v, col[j]
+						for (i = 0; i < size; i++)
+							printf "%s", ((col[j], i) in s) ? s[col[j], i] : "-"
+						printf "\n"
+					}
+				}' <(echo "$BENAMES") - >>"$TOPO_DIR/slots.log"
+		done
+	done
+}
+# slot_explain EVENT: for a break on a second-chance VIP, true ("slot
+# changed twice") when its backend had owned the flow's slot (found with
+# lookup) and a balancer's table just before or just after the break kept it
+# neither as owner nor as previous owner. Each such break and its slot's
+# history go to slots.explained, explained or not.
+slot_explain() {
+	local v t tuple be k r slot=
+	read -r _ v _ _ t _ _ _ tuple _ be <<<"$1"
+	[ "${VSC[$v]:-0}" = 1 ] && [ -s "$TOPO_DIR/slots.log" ] || return 1
+	for k in 1 2 3; do
+		lb_alive "$k" || continue
+		slot=$(ctl "$k" -j lookup "$v" "$tuple" | jq -r '.slot // empty')
+		[ -n "$slot" ] && break
+	done
+	[ -n "$slot" ] || { say "slot_explain: no lookup answer for $tuple on $v"; return 1; }
+	awk -v v="$v" -v s="$((slot + 1))" -v t="$t" -v be="${be#b}" '
+		$3 != v { next }
+		# each balancer'"'"'s last reading before the break, and its first one
+		# after, changed or not (a change between the two may have come
+		# before the break: the readings are a tick apart, more when the
+		# machine is loaded)
+		$4 == "tick" { if ($1 > t && !(($2, "after") in kept)) kept[$2, "after"] = ok[$2]; next }
+		{ c = substr($5, s, 1) }
+		$4 == "own" { o[$2] = c; if (c == be && $1 <= t) owned = 1 }
+		$4 != "prev" { next }
+		c == be && $1 <= t { owned = 1 } # a previous owner owned it before
+		{ ok[$2] = o[$2] == be || c == be }
+		$1 <= t { kept[$2, "before"] = ok[$2] }
+		$1 > t && !(($2, "after") in kept) { kept[$2, "after"] = ok[$2] }
+		# the slot'"'"'s history on each balancer: "MS:owner/previous", from the break
+		{ h = "b" o[$2] "/b" c; if (h != last[$2]) hist[$2] = hist[$2] " " ($1 - t) "ms:" h; last[$2] = h }
+		END {
+			for (k in hist)
+				printf "  lb%s:%s\n", k, hist[k]
+			if (owned)
+				for (k in kept)
+					if (!kept[k])
+						exit 0
+			exit 1
+		}' "$TOPO_DIR/slots.log" >"$TOPO_DIR/slot.hist"
+	r=$?
+	{
+		echo "$1 (slot $slot; times from the break): $([ $r = 0 ] && echo "the slot no longer keeps its backend" || echo "NOT explained by the slot")"
+		cat "$TOPO_DIR/slot.hist"
+	} >>"$TOPO_DIR/slots.explained"
+	return $r
 }
 # 5: maglevd's memory and fds, etcd's database.
 check_resources() {
@@ -777,6 +881,7 @@ while [ $tick -lt $((SOAK_SECONDS - 8)) ]; do
 		si=$((si + 1))
 	done
 	check_convergence
+	sample_slots
 	check_events
 	check_announce
 	[ $((tick - last_dp)) -ge 3 ] && { check_datapath; last_dp=$tick; }
@@ -798,6 +903,7 @@ flog settle
 for _ in 1 2 3 4 5 6 7 8; do
 	sleep 1
 	check_convergence
+	sample_slots
 	check_events
 	check_announce
 done
@@ -805,7 +911,8 @@ check_datapath
 check_resources
 for c in $CLIENTS; do kill -TERM "${CPID[$c]}" 2>/dev/null; done
 for c in $CLIENTS; do wait "${CPID[$c]}" 2>/dev/null; done
-sleep 2.1 # events are judged 2 s after they happen
+sleep 3.1 # events are judged 3 s after they happen
+sample_slots
 check_events
 check_announce
 for p in "${PENDING[@]}"; do CONV_FAIL=$((CONV_FAIL + 1)); violation convergence "write $p never live on all three"; done
@@ -853,7 +960,7 @@ e2e_result $? "3: no ready VIP withdrawn ($NWITHDRAW withdrawals unexplained)" \
 e2e_result $? "5: every write live on all three within $CONVERGE_S s, resources bounded" \
 	"$(grep -E ' (convergence|resources) ' "$TOPO_DIR/violations" 2>/dev/null | head -10)"
 if [ -n "${SOAK_KEEP:-}" ]; then
-	mkdir -p "$SOAK_KEEP" && cp "$TOPO_DIR"/*.out "$TOPO_DIR"/*.log "$TOPO_DIR"/events.classified \
+	mkdir -p "$SOAK_KEEP" && cp "$TOPO_DIR"/*.out "$TOPO_DIR"/*.log "$TOPO_DIR"/events.classified "$TOPO_DIR"/slots.explained \
 		"$TOPO_DIR"/violations "$SOAK_KEEP"/ 2>/dev/null
 fi
 e2e_done

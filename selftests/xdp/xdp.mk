@@ -1,7 +1,7 @@
 # selftests/xdp: the XDP balancer and decap programs driven with
 # BPF_PROG_TEST_RUN, output compared byte for byte with packets built here.
 XDP_TEST_NAMES := xdp_encap_test xdp_parse_test xdp_icmp_test xdp_conn_test xdp_decap_test \
-	xdp_attach_test xdp_bpffs_test xdp_second_test xdp_bounded_test
+	xdp_attach_test xdp_bpffs_test xdp_second_test xdp_bounded_test xdp_hot_test
 XDP_TEST_BINS := $(XDP_TEST_NAMES:%=$(BUILD)/selftests/xdp/%)
 XDP_TEST_HDRS := selftests/xdp/pkt.h selftests/xdp/fixture.h selftests/xdp/decap_cfg.h \
 	include/maglev_second.h include/maglev_decap.h

@@ -267,6 +267,31 @@ TEST_F(bounded, non_syn_miss_ignores_marks)
 }
 
 /*
+ * A pick held in its slots while down (maglevd's settle_ms: marked, flags
+ * cleared as on_fail repick does): a packet of an established flow that was
+ * on it is re-picked as if the table had been rebuilt without it, to the
+ * probe sequence's first unmarked backend, not dropped at the held pick.
+ */
+TEST_F(bounded, held_pick_repicks_to_probe)
+{
+	struct maglev_backend down = {0};
+	struct flow f;
+	int p, spill;
+
+	nth_flow(self, 0, &f);
+	p = plain_pick(self, &f);
+	ASSERT_EQ(p, sent_to(self, &f, 0x02));
+	ASSERT_EQ(p, sent_to(self, &f, 0x10));
+	mark(_metadata, self, p, true);
+	down.family = (uint8_t)(p % 2 ? P_AF4 : P_AF6);
+	memcpy(down.addr, self->be[p], sizeof(down.addr));
+	ASSERT_EQ(0, maglev_dp_backend_set(self->dp, (uint32_t)p, &down));
+	ASSERT_NE(p, ref_pick(self, &f, &spill));
+	ASSERT_EQ(ref_pick(self, &f, &spill), sent_to(self, &f, 0x18)); /* PSH, ACK */
+	ASSERT_EQ(0, spilled(self));
+}
+
+/*
  * UDP has no packet that opens a flow; the balancer's notion of a UDP flow
  * is its entry (udp_idle_ns ends it), so a UDP packet without one honours
  * the marks like a SYN (docs/datapath.md "Bounded loads"), in XDP and the

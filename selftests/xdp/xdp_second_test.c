@@ -55,8 +55,7 @@ static size_t gue_wrap(uint8_t *out, const uint8_t *client, size_t n, const stru
 		return len;
 	memmove(out + opt + 20, out + opt, len - opt);
 	memset(out + opt, 0, 20);
-	out[gue] = MAGLEV_GUE_PREV_WORDS;
-	put16(out + gue + 2, MAGLEV_GUE_F_PREV);
+	out[gue] = MAGLEV_GUE_PREV_WORDS; /* flags stay 0 */
 	out[opt] = MAGLEV_GUE_PREV_TYPE;
 	out[opt + 1] = (uint8_t)fam;
 	memcpy(out + opt + 4, prev, alen);
@@ -310,6 +309,49 @@ TEST_F(lb, table_without_prev_carries_nothing)
 	n = gue_frame(exp, &self->f4, 0x10, BE1, NULL);
 	ASSERT_BYTES(r.out, r.len, exp, n);
 	EXPECT_EQ(0, counter(self->dp, MAGLEV_CTR_SC_CARRIED));
+}
+
+/*
+ * Issue 31 item 4: Linux's own GUE receiver (fou, `ip fou add port P gue`)
+ * must take what the balancer carries. Its rules, from 6.1's
+ * include/net/gue.h (validate_gue_flags) and net/ipv4/fou_core.c
+ * (gue_udp_recv): version 0, a protocol, hlen words present; of the
+ * standard flags only P (0x0001: private flags present) is known; with P
+ * the first optional word is the private flags, of which only REMCSUM (bit
+ * 31) is known. Anything else drops the packet; optional words beyond those
+ * are skipped. kmod_second's fou_receiver_takes_carried checks the same
+ * against the 6.1 kernel itself.
+ */
+static int linux_gue_accepts(const uint8_t *gue, size_t avail)
+{
+	size_t optlen = (size_t)(gue[0] & 0x1f) * 4;
+	uint16_t flags = get16(gue + 2);
+
+	if (gue[0] >> 5 || !gue[1] || 4 + optlen > avail || (flags & ~0x0001))
+		return 0;
+	if (!(flags & 0x0001))
+		return 1;
+	return optlen >= 4 && !(gue[4] & 0x7f) && !gue[5] && !gue[6] && !gue[7];
+}
+
+TEST_F(lb, carried_header_taken_by_linux_gue)
+{
+	struct flow f = self->f4;
+	struct run_result r;
+
+	run_client(_metadata, self->prog, &self->f4, 0x10, &r);
+	ASSERT_EQ(MAGLEV_GUE_PREV_WORDS, r.out[OFF_UDP + 8] & 0x1f);
+	EXPECT_TRUE(linux_gue_accepts(r.out + OFF_UDP + 8, r.len - OFF_UDP - 8))
+	{
+		TH_LOG("GUE header %02x %02x %02x %02x, first option word %02x %02x %02x %02x",
+		       r.out[OFF_UDP + 8], r.out[OFF_UDP + 9], r.out[OFF_UDP + 10],
+		       r.out[OFF_UDP + 11], r.out[OFF_PREV], r.out[OFF_PREV + 1],
+		       r.out[OFF_PREV + 2], r.out[OFF_PREV + 3]);
+	}
+	f.dport = 82;
+	run_client(_metadata, self->prog, &f, 0x10, &r);
+	ASSERT_EQ(MAGLEV_GUE_PREV_WORDS, r.out[OFF6_UDP + 8] & 0x1f);
+	EXPECT_TRUE(linux_gue_accepts(r.out + OFF6_UDP + 8, r.len - OFF6_UDP - 8));
 }
 
 FIXTURE(decap)
@@ -634,6 +676,86 @@ TEST_F(decap, no_socket_sent_on_once_v6_outer)
 	EXPECT_EQ(XDP_PASS, r2.action);
 	EXPECT_EQ(0x45, r2.out[14]);
 	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_ONCE));
+	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+}
+
+/* The outer UDP checksum of a GUE frame (udp: the UDP header's offset,
+ * fam: the outer family): set, as the slow-path module fills it in, or
+ * checked (0: right).
+ */
+static uint16_t udp_csum(const uint8_t *p, size_t len, size_t udp, int fam)
+{
+	const uint8_t *src = p + OFF_IP + (fam == P_AF4 ? 12 : 8);
+
+	return l4_csum(fam, src, src + (fam == P_AF4 ? 4 : 16), IPPROTO_UDP, p + udp, len - udp);
+}
+
+static void set_udp_csum(uint8_t *p, size_t len, size_t udp, int fam)
+{
+	uint16_t c;
+
+	put16(p + udp + 6, 0);
+	c = udp_csum(p, len, udp, fam);
+	put16(p + udp + 6, c ? c : 0xffff);
+}
+
+/*
+ * Issue 31 item 4: the slow-path module fills in the GUE datagram's UDP
+ * checksum (mandatory over IPv6). Sent on, the new outer addresses and the
+ * cleared family change what it covers: it must still be right, or the
+ * previous owner's UDP stack (a kernel GUE receiver) drops the packet. Both
+ * outer families; a zero checksum (the XDP balancer's) stays zero (the
+ * byte comparisons above).
+ */
+TEST_F(decap, sent_on_keeps_udp_checksum)
+{
+	struct flow f = self->f4;
+	uint8_t in[512];
+	struct run_result r;
+	int fam;
+	size_t n;
+
+	fleet_strict(_metadata, self);
+	for (fam = P_AF4; fam <= P_AF6; fam += P_AF6 - P_AF4) {
+		size_t udp = fam == P_AF4 ? OFF_UDP : OFF6_UDP;
+
+		f.sport = fam == P_AF4 ? 40006 : 40007;
+		n = fam == P_AF4 ? gue_frame(in, &f, 0x10, BE1, BE2)
+				 : gue_frame6(in, &f, 0x10, BE1_6, BE2_6);
+		set_udp_csum(in, n, udp, fam);
+		ASSERT_EQ(0, udp_csum(in, n, udp, fam));
+		ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
+		ASSERT_EQ(XDP_TX, r.action);
+		EXPECT_NE(0, get16(r.out + udp + 6));
+		EXPECT_EQ(0, udp_csum(r.out, r.len, udp, fam))
+		{
+			TH_LOG("outer IPv%d: UDP checksum %04x is wrong after sending on",
+			       fam == P_AF4 ? 4 : 6, get16(r.out + udp + 6));
+		}
+	}
+	EXPECT_EQ(2, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
+}
+
+/* A balancer of the first encoding (GUE flags 0x0001, before issue 31 item
+ * 4) still gets second chance from an upgraded backend: its packet that no
+ * socket claims is sent on, the flag kept.
+ */
+TEST_F(decap, old_encoding_still_sent_on)
+{
+	struct flow f = self->f4;
+	uint8_t in[512];
+	struct run_result r;
+	size_t n;
+
+	fleet_strict(_metadata, self);
+	f.sport = 40008;
+	n = gue_frame(in, &f, 0x10, BE1, BE2);
+	put16(in + OFF_UDP + 8 + 2, MAGLEV_GUE_F_PREV_OLD);
+	ASSERT_EQ(0, run_prog(self->prog, in, n, &r));
+	ASSERT_EQ(XDP_TX, r.action);
+	EXPECT_EQ(0, memcmp(r.out + OFF_IP + 16, BE2, 4));
+	EXPECT_EQ(MAGLEV_GUE_F_PREV_OLD, get16(r.out + OFF_UDP + 8 + 2));
+	EXPECT_EQ(0, r.out[OFF_PREV + 1]);
 	EXPECT_EQ(1, dcount(self, MAGLEV_DECAP_SC_REDIRECT));
 }
 

@@ -46,7 +46,6 @@ static void decap_frame(uint8_t *out, const struct flow *f, int prev)
 	memmove(out + 66, out + 46, len - 46);
 	memset(out + 46, 0, 20);
 	out[42] = MAGLEV_GUE_PREV_WORDS;
-	put16(out + 44, MAGLEV_GUE_F_PREV);
 	out[46] = MAGLEV_GUE_PREV_TYPE;
 	out[47] = P_AF4;
 	out[50] = 192, out[51] = 0, out[52] = 2, out[53] = 2;

@@ -186,20 +186,27 @@ int ctl_cmp_addr(const struct ctl_addr *a, const struct ctl_addr *b)
 	return memcmp(a->addr, b->addr, sizeof(a->addr));
 }
 
-void ctl_format_vip(const struct maglev_vip_key *key, char *buf, size_t len)
+const char *ctl_vip_parts(const struct maglev_vip_key *key, char host[CTL_ADDR_STRLEN],
+			  char port[8])
 {
 	struct ctl_addr a = {.family = key->family};
-	char host[INET6_ADDRSTRLEN], port[8];
 
 	memcpy(a.addr, key->addr, sizeof(a.addr));
-	ctl_format_addr(&a, host, sizeof(host));
+	ctl_format_addr(&a, host, CTL_ADDR_STRLEN);
 	if (key->port)
-		snprintf(port, sizeof(port), "%u", ntohs(key->port));
+		snprintf(port, 8, "%u", ntohs(key->port));
 	else
 		strcpy(port, "*");
-	snprintf(buf, len, "%s%s%s:%s/%s", a.family == MAGLEV_AF_INET6 ? "[" : "", host,
-		 a.family == MAGLEV_AF_INET6 ? "]" : "", port,
-		 key->proto == IPPROTO_UDP ? "udp" : "tcp");
+	return key->proto == IPPROTO_UDP ? "udp" : "tcp";
+}
+
+void ctl_format_vip(const struct maglev_vip_key *key, char *buf, size_t len)
+{
+	char host[CTL_ADDR_STRLEN], port[8];
+	const char *proto = ctl_vip_parts(key, host, port);
+	bool v6 = key->family == MAGLEV_AF_INET6;
+
+	snprintf(buf, len, "%s%s%s:%s/%s", v6 ? "[" : "", host, v6 ? "]" : "", port, proto);
 }
 
 int ctl_parse_addr(const char *s, struct ctl_addr *a, char *err, size_t errlen)

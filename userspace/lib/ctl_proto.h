@@ -44,6 +44,9 @@ struct ctl_addr {
 int ctl_parse_vip(const char *s, struct maglev_vip_key *key, bool *port_any, char *err,
 		  size_t errlen);
 void ctl_format_vip(const struct maglev_vip_key *key, char *buf, size_t len);
+/* Its parts: the address (no brackets), the port ("*" for all ports), "tcp" or "udp". */
+const char *ctl_vip_parts(const struct maglev_vip_key *key, char host[CTL_ADDR_STRLEN],
+			  char port[8]);
 
 /* Parse a bare address (IPv6 may be bracketed). No port allowed. */
 int ctl_parse_addr(const char *s, struct ctl_addr *a, char *err, size_t errlen);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "maglev_maps.h"
+#include "maglev_hot.h"
 
 struct maglev_dp;
 
@@ -21,6 +22,10 @@ struct maglev_dp_opts {
 	const char *pin_dir;	  /* NULL: MAGLEV_PIN_DIR; "" : do not pin (tests) */
 	uint32_t conn_table_size; /* 0: MAGLEV_CONN_TABLE_SIZE */
 	uint64_t tcp_closed_ns;	  /* after a client FIN/RST; 0: MAGLEV_TCP_CLOSED_NS_DEFAULT */
+	/* Hot flows (dp_hot.c): the trackers sized for every VIP and the code
+	 * loaded; false: one entry, and the verifier drops the code.
+	 */
+	bool hot_flows;
 };
 
 /* Load the balancer program. Maps already pinned in pin_dir are adopted
@@ -54,6 +59,14 @@ int maglev_dp_attach(struct maglev_dp *dp, int ifindex, bool generic, char *err,
 int maglev_dp_detach(struct maglev_dp *dp, int ifindex);
 
 int maglev_dp_set_config(struct maglev_dp *dp, const struct maglev_config *cfg);
+/* Hot flows (include/maglev_hot.h): sample one forwarded packet in
+ * sample_every per VIP and CPU (0: off); -ENOSPC if the trackers were sized
+ * for no VIP (opened without hot_flows) and sample_every is not 0. _read
+ * copies VIP vip_id's trackers of every CPU into out[maglev_dp_ncpus()].
+ */
+int maglev_dp_hot_set(struct maglev_dp *dp, uint32_t sample_every);
+int maglev_dp_hot_read(struct maglev_dp *dp, uint32_t vip_id, struct maglev_hot_vip *out);
+int maglev_dp_ncpus(const struct maglev_dp *dp);
 int maglev_dp_get_config(struct maglev_dp *dp, struct maglev_config *cfg);
 /* The MACs of the frames leaving interface ifindex (maglev_ifl2), and
  * dropping them (the config's pair again); both keep

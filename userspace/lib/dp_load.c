@@ -176,6 +176,14 @@ int maglev_dp_open(struct maglev_dp **dpp, const struct maglev_dp_opts *opts, ch
 	}
 	if (opts && opts->tcp_closed_ns)
 		dp->skel->rodata->maglev_tcp_closed_ns = opts->tcp_closed_ns;
+	dp->skel->rodata->maglev_hot_on = opts && opts->hot_flows;
+	/* Before the layout plan: the entry count is part of the layout. */
+	ret = bpf_map__set_max_entries(dp->skel->maps.maglev_hot,
+				       opts && opts->hot_flows ? MAGLEV_MAX_VIPS : 1);
+	if (ret) {
+		dp_fail(err, errlen, ret, "hot-flow trackers: %s", strerror(-ret));
+		goto out;
+	}
 	if (dp->pin) {
 		ret = maglev_bpffs_ensure(dp->pin_dir, &dp->mounted_bpffs, err, errlen);
 		if (ret)

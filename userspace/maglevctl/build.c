@@ -210,6 +210,8 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 		{"placement", OPT_STR, "placement", false, NULL},
 		{"vnodes", OPT_INT, "vnodes", false, NULL},
 		{"balance-factor", OPT_STR, "balance_factor", false, NULL},
+		{"slow-start", OPT_STR, "slow_start_ms", false, NULL},
+		{"hot-threshold", OPT_STR, "hot_threshold", false, NULL},
 		{NULL, 0, NULL, false, NULL},
 	};
 	const struct opt_def *vip_set_opts = &vip_add_opts[1];
@@ -224,6 +226,10 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 		{"weight", OPT_INT, "weight", false, NULL},
 		{"drain", OPT_FLAG, "drain", true, NULL},
 		{"undrain", OPT_FLAG, "drain", false, NULL},
+		{NULL, 0, NULL, false, NULL},
+	};
+	static const struct opt_def be_del_opts[] = {
+		{"force", OPT_FLAG, "force", true, NULL},
 		{NULL, 0, NULL, false, NULL},
 	};
 	static const struct opt_def none[] = {{NULL, 0, NULL, false, NULL}};
@@ -258,8 +264,8 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 			return parse_args("backend.add", argc - 1, argv + 1, be_add_opts, NULL,
 					  be_pos, 2, e);
 		if (!strcmp(verb, "del"))
-			return parse_args("backend.del", argc - 1, argv + 1, none, NULL, be_pos, 2,
-					  e);
+			return parse_args("backend.del", argc - 1, argv + 1, be_del_opts, NULL,
+					  be_pos, 2, e);
 		if (!strcmp(verb, "set")) {
 			json_object *req = parse_args("backend.set", argc - 1, argv + 1,
 						      be_set_opts, NULL, be_pos, 2, e);

@@ -53,26 +53,29 @@ _maglevctl() {
 	--check) cands="tcp http udp dns none" ;;
 	--on-fail) cands="repick drain" ;;
 	--placement) cands="maglev ring rendezvous" ;;
+	--by) cands="flow source" ;;
 	--gue-port | --check-port | --check-path | --check-status | --check-interval | \
 		--check-timeout | --rise | --fall | --weight | --vnodes | --expect-revision | --settle | \
-		--check-payload | --check-expect | --check-dns-name | --balance-factor) ;;
+		--check-payload | --check-expect | --check-dns-name | --balance-factor | -k | --hot-threshold) ;;
 	*)
 		local obj=${args[0]:-} verb=${args[1]:-} n=${#args[@]}
 		if [[ $cur == -* ]]; then
 			case "$obj $verb" in
 			" ") cands="-j --json -s --socket --expect-revision -V --version -h --help" ;;
-			"vip add") cands="--encap --gue-port --port-any --placement --vnodes --balance-factor --second-chance $checks --help" ;;
-			"vip set") cands="--encap --gue-port --placement --vnodes --balance-factor --second-chance --no-second-chance $checks --help" ;;
+			"vip add") cands="--encap --gue-port --port-any --placement --vnodes --balance-factor --slow-start --second-chance --hot-threshold $checks --help" ;;
+			"vip set") cands="--encap --gue-port --placement --vnodes --balance-factor --slow-start --second-chance --no-second-chance --hot-threshold $checks --help" ;;
 			"backend add") cands="--weight --drain --start-down --help" ;;
 			"backend set") cands="--weight --drain --undrain --help" ;;
+			"backend del") cands="--force --help" ;;
 			stats*) cands="-w --watch --help" ;;
+			top*) cands="--by -k --help" ;;
 			table*) cands="--dump --help" ;;
-			restore*) cands="--no-flush --dry-run --allow-empty --help" ;;
+			restore*) cands="--no-flush --dry-run --allow-empty --force --help" ;;
 			"fleet status") cands="--settle --help" ;;
 			*) cands="--help" ;;
 			esac
 		elif ((n == 0)); then
-			cands="vip backend stats health table lookup save restore status reload announce fleet help"
+			cands="vip backend stats top health table lookup save restore status reload announce fleet help"
 		else
 			case "$obj" in
 			vip)
@@ -91,7 +94,7 @@ _maglevctl() {
 					cands=$(_maglevctl_query backend list "${args[2]}" backend)
 				fi
 				;;
-			stats | health | table | lookup)
+			stats | top | health | table | lookup)
 				((n == 1)) && cands=$(_maglevctl_query vip list vip)
 				;;
 			restore) files=true ;;

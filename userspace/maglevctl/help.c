@@ -19,16 +19,17 @@ void help_main(FILE *f)
 	      "  vip list\n"
 	      "  vip show VIP\n"
 	      "  backend add VIP BACKEND [--weight N] [--drain] [--start-down]\n"
-	      "  backend del VIP BACKEND\n"
+	      "  backend del VIP BACKEND [--force]\n"
 	      "  backend set VIP BACKEND [--weight N] [--drain | --undrain]\n"
 	      "  backend list [VIP]\n"
 	      "  stats [VIP] [-w]        counters and rates (-w: refresh every second)\n"
+	      "  top [VIP] [--by flow|source]  heaviest flows or sources of each VIP\n"
 	      "  health [VIP]            health-check state of every backend\n"
 	      "  table VIP [--dump]      slots and share per backend in the live table\n"
 	      "  lookup VIP SRC:SPORT    which backend a client's flow goes to, and why\n"
 	      "  save                    print the configuration as maglevctl commands\n"
-	      "  restore [--no-flush] [--dry-run] [--allow-empty] [FILE]  apply a save, all or "
-	      "nothing\n"
+	      "  restore [--no-flush] [--dry-run] [--allow-empty] [--force] [FILE]\n"
+	      "                          (apply a save, all or nothing)\n"
 	      "  status                  daemon version and status\n"
 	      "  reload                  re-read maglevd's config file; exit 1 if refused\n"
 	      "  announce [on|off]       announced VIPs and why; off: maintenance (all out)\n"
@@ -67,6 +68,8 @@ static const struct {
 	 "                         [--rise N] [--fall N] [--on-fail repick|drain]\n"
 	 "                         [--placement maglev|ring|rendezvous] [--vnodes N]\n"
 	 "                         [--balance-factor C|off] [--second-chance]\n"
+	 "                         [--slow-start MS|default]\n"
+	 "                         [--hot-threshold PCT|off|default]\n"
 	 "Add a virtual service. VIP is ADDR:PORT/PROTO (PROTO tcp or udp, PORT 1..65535,\n"
 	 "IPv6 in brackets). --port-any makes it match every port of the address; a port\n"
 	 "given with it is where health checks go. Packets go to backends in IPIP\n"
@@ -95,7 +98,9 @@ static const struct {
 	 "Usage: maglevctl vip set VIP [--encap ipip|gue] [--gue-port N] [CHECK OPTIONS]\n"
 	 "                             [--placement maglev|ring|rendezvous] [--vnodes N]\n"
 	 "                             [--balance-factor C|off]\n"
+	 "                             [--slow-start MS|default]\n"
 	 "                             [--second-chance | --no-second-chance]\n"
+	 "                             [--hot-threshold PCT|off|default]\n"
 	 "Change a VIP in place: its backends, their flows and counters stay. --encap and\n"
 	 "--gue-port as for vip add: established flows keep their backend and leave in\n"
 	 "the new encapsulation. --second-chance / --no-second-chance as for vip add.\n"
@@ -112,11 +117,19 @@ static const struct {
 	 "--balance-factor C (1.01..10; off by default, off turns it off) bounds loads:\n"
 	 "a backend holding C times the mean of live flows or more takes no new flows;\n"
 	 "they go to a seeded probe of other slots. Established flows never move.\n"
+	 "--slow-start MS|default (0..86400000; default: the config's slow_start_ms): a\n"
+	 "backend that joins the VIP, or returns to its table, reaches its weight over MS\n"
+	 "in 4 steps, each one rebuild of this VIP's table; established flows never move.\n"
+	 "--hot-threshold PCT (1..100): a flow or source above PCT% of this VIP's packets\n"
+	 "is logged and counted (hot flows, maglevctl top); off: never for this VIP;\n"
+	 "default: the config file's hot_flows_threshold.\n"
 	 "Examples:\n"
 	 "  maglevctl vip set 192.0.2.10:80/tcp --placement ring --vnodes 1000\n"
 	 "  maglevctl vip set 192.0.2.10:80/tcp --balance-factor 1.25\n"
 	 "  maglevctl vip set 192.0.2.10:80/tcp --encap gue --check http --check-path /up\n"},
-	{"vip", "del", "Usage: maglevctl vip del VIP\nDelete a VIP and all its backends.\n"},
+	{"vip", "del",
+	 "Usage: maglevctl vip del VIP\nDelete a VIP and all its backends, whatever flows they "
+	 "carry\n(it ends the service; backend del refuses a backend that carries flows).\n"},
 	{"vip", "list",
 	 "Usage: maglevctl vip list\nList VIPs with backend counts and table generation.\n"},
 	{"vip", "show",
@@ -127,14 +140,17 @@ static const struct {
 	 "Usage: maglevctl backend add VIP BACKEND [--weight N] [--drain] [--start-down]\n"
 	 "Add a backend (an address; it answers on the VIP's port) to a VIP. Weight\n"
 	 "0..65535, default 1; weight 0 takes no new flows. The table is rebuilt and\n"
-	 "swapped in one step. A new backend is up at once; with --start-down it is\n"
-	 "down and takes traffic only after its first passing health check (at once\n"
-	 "with --check none). Example:\n"
+	 "swapped in one step. When the VIP has a health check, a new backend starts\n"
+	 "down and takes traffic only after its first passing check (a mistyped\n"
+	 "address gets no flow); with --check none it is up at once. --start-down,\n"
+	 "the default now, is still accepted. Example:\n"
 	 "  maglevctl backend add 192.0.2.10:80/tcp 198.51.100.5 --weight 3\n"},
 	{"backend", "del",
-	 "Usage: maglevctl backend del VIP BACKEND\n"
-	 "Remove a backend. Its established flows are re-picked; drain it first to let\n"
-	 "them finish.\n"},
+	 "Usage: maglevctl backend del VIP BACKEND [--force]\n"
+	 "Remove a backend. Refused (exit 1, with its flow count) while it carries live\n"
+	 "flows: they would be re-picked to other backends, which resets them. Drain it\n"
+	 "first (backend set --drain) and delete it once backend list shows FLOWS 0.\n"
+	 "  --force  delete it anyway: its flows are re-picked (reset)\n"},
 	{"backend", "set",
 	 "Usage: maglevctl backend set VIP BACKEND [--weight N] [--drain | --undrain]\n"
 	 "Change a backend's weight, or drain it: a draining backend leaves the table (no\n"
@@ -148,6 +164,13 @@ static const struct {
 	 "Packets, bytes and new flows per VIP and backend, with rates over the last\n"
 	 "second, and the datapath's packet counters by reason. -w refreshes every second\n"
 	 "until interrupted.\n"},
+	{"top", NULL,
+	 "Usage: maglevctl top [VIP] [--by flow|source] [-k N]\n"
+	 "The heaviest flows (client 5-tuples) or sources of each VIP, from the datapath's\n"
+	 "sampled hot-flow trackers: estimated packets and bits per second, share of the\n"
+	 "VIP's packets, and the backend each lands on; the top N (default 10). Refreshes\n"
+	 "every second on a terminal; one snapshot with -j or when not on a terminal.\n"
+	 "Needs hot_flows on in maglevd.conf.\n"},
 	{"health", NULL,
 	 "Usage: maglevctl health [VIP]\n"
 	 "Health-check state of every backend: check, last result, streaks, unknown checks,\n"
@@ -169,7 +192,7 @@ static const struct {
 	 "maglevctl commands,\nin canonical order: balancers holding the same configuration "
 	 "print the same\nlines, all but the first (its timestamp).\n"},
 	{"restore", NULL,
-	 "Usage: maglevctl restore [--no-flush] [--dry-run] [--allow-empty] [FILE]\n"
+	 "Usage: maglevctl restore [--no-flush] [--dry-run] [--allow-empty] [--force] [FILE]\n"
 	 "Apply a file written by save (default: stdin). The whole file is one atomic\n"
 	 "request: either every line is applied or nothing is. Without --no-flush the\n"
 	 "file replaces the running configuration; with it, it is added to it.\n"
@@ -179,6 +202,8 @@ static const struct {
 	 "  --allow-empty  restore a file without any vip or backend line, deleting\n"
 	 "                 every VIP (refused otherwise: the file may be empty or cut\n"
 	 "                 short)\n"
+	 "  --force        drop backends that carry live flows too (refused otherwise,\n"
+	 "                 as for backend del: their flows would be reset)\n"
 	 "A file written by save ends with a '# end of maglevctl save' line; one that\n"
 	 "starts like a save but lacks it was cut short and is refused.\n"},
 	{"status", NULL,

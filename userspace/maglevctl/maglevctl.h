@@ -80,10 +80,16 @@ void print_announce(const struct ctl_opts *o, json_object *resp);
 /* save / restore (saverestore.c). */
 int cmd_save(const struct ctl_opts *o, int argc, char **argv);
 int cmd_restore(const struct ctl_opts *o, int argc, char **argv);
+/* top (top.c); usage prints a usage error and returns its exit status. */
+int cmd_top(const struct ctl_opts *o, int argc, char **argv, int (*usage)(const char *msg));
 /* fleet status (fleet.c). */
 int cmd_fleet(const struct ctl_opts *o, int argc, char **argv);
 
 /* Small helpers shared by the files (and jstr, jint, jdbl, jbool: json_get.h). */
 bool is_help(const char *s);
+/* Between two refreshes of a watching command: flush, wait a second; -1 to
+ * go on, or the exit status (the reader went away, or a write failed).
+ */
+int watch_pause(void);
 
 #endif /* MAGLEVCTL_H */

@@ -123,6 +123,11 @@ static const char *named(const char *what, const char *word)
 	return buf;
 }
 
+static int top_usage(const char *msg)
+{
+	return usage_error(msg, "top", NULL);
+}
+
 static json_object *simple_req(const char *cmd)
 {
 	json_object *req = json_object_new_object();
@@ -188,13 +193,20 @@ static int cmd_stats(const struct ctl_opts *o, int argc, char **argv)
 		rc = query(o, "stats", "stats", n, pos, 0, names, 1, print_stats);
 		if (rc || !watch)
 			return rc;
-		/* SIGPIPE is ignored: a reader that went away ("stats -w | head")
-		 * shows as a failed write, which ends the watch.
-		 */
-		if (fflush(stdout) == EOF || ferror(stdout))
-			return errno == EPIPE ? EXIT_OK : EXIT_UNKNOWN;
-		sleep(1);
-	} while (1);
+		rc = watch_pause();
+	} while (rc < 0);
+	return rc;
+}
+
+int watch_pause(void)
+{
+	/* SIGPIPE is ignored: a reader that went away ("stats -w | head")
+	 * shows as a failed write, which ends the watch.
+	 */
+	if (fflush(stdout) == EOF || ferror(stdout))
+		return errno == EPIPE ? EXIT_OK : EXIT_UNKNOWN;
+	sleep(1);
+	return -1;
 }
 
 /* reload: exit 5 when keys that take effect on restart only changed. */
@@ -301,6 +313,8 @@ static int dispatch(const struct ctl_opts *o, int argc, char **argv)
 	}
 	if (!strcmp(object, "stats"))
 		return cmd_stats(o, argc - 1, argv + 1);
+	if (!strcmp(object, "top"))
+		return cmd_top(o, argc - 1, argv + 1, top_usage);
 	if (!strcmp(object, "health"))
 		return query(o, object, "health", argc - 1, argv + 1, 0, vip_n, 1, print_health);
 	if (!strcmp(object, "table"))

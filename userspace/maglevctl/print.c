@@ -139,6 +139,10 @@ void print_vip_show(const struct ctl_opts *o, json_object *resp)
 		printf(" vnodes %" PRId64, jint(v, "vnodes"));
 	if (jdbl(v, "balance_factor") > 0)
 		printf(" balance-factor %g", jdbl(v, "balance_factor"));
+	if (json_object_object_get_ex(v, "slow_start_ms", NULL))
+		printf(" slow-start %" PRId64, jint(v, "slow_start_ms"));
+	if (jstr(v, "hot_threshold"))
+		printf(" hot-threshold %s", jstr(v, "hot_threshold"));
 	printf("\n  check %s", c);
 	for (i = 0; strcmp(c, "none") && i < HC_NFIELDS; i++) {
 		const struct hc_field *f = hc_field_at(HC_ORDER_STATUS, i);
@@ -276,6 +280,8 @@ void print_health(const struct ctl_opts *o, json_object *resp)
 	}
 }
 
+static void print_ranges(json_object *resp, const char *key, const char *head);
+
 void print_table(const struct ctl_opts *o, json_object *resp)
 {
 	json_object *arr;
@@ -299,9 +305,18 @@ void print_table(const struct ctl_opts *o, json_object *resp)
 		printf("second chance: %" PRId64 " slots carry their previous owner\n",
 		       jint(resp, "prev_slots"));
 	/* --dump: each run of slots with the same backend. */
-	n = arr_len(resp, "ranges", &arr);
+	print_ranges(resp, "ranges", "BACKEND");
+	print_ranges(resp, "prev_ranges", "PREVIOUS OWNER (second chance)");
+}
+
+static void print_ranges(json_object *resp, const char *key, const char *head)
+{
+	json_object *arr;
+	size_t i, n;
+
+	n = arr_len(resp, key, &arr);
 	if (n)
-		printf("\n%-13s %s\n", "SLOTS", "BACKEND");
+		printf("\n%-13s %s\n", "SLOTS", head);
 	for (i = 0; i < n; i++) {
 		json_object *r = json_object_array_get_idx(arr, i);
 		char slots[32];
@@ -368,7 +383,7 @@ static void print_commits(json_object *resp)
 /* Per interface XDP and next hop, seed, slow path, commits, last reload. */
 static void print_status_detail(json_object *resp)
 {
-	json_object *ifs, *rl = NULL;
+	json_object *ifs, *rl = NULL, *ad = NULL;
 	size_t i, n = arr_len(resp, "interface_state", &ifs);
 
 	for (i = 0; i < n; i++) {
@@ -384,6 +399,13 @@ static void print_status_detail(json_object *resp)
 		printf("WARNING: the public default seed is in use: anyone can predict the "
 		       "backend of a flow; set a secret seed in maglevd.conf\n");
 	printf("slow-path module: %s\n", s_or(resp, "slowpath", "?"));
+	json_object_object_get_ex(resp, "backend_admission", &ad);
+	if (ad)
+		printf("backends held %" PRId64 " (settle_ms %" PRId64 "), suppressed %" PRId64
+		       " (damping, highest penalty %" PRId64 "), ramping %" PRId64
+		       " (slow_start_ms %" PRId64 ")\n",
+		       jint(ad, "held"), jint(ad, "settle_ms"), jint(ad, "suppressed"),
+		       jint(ad, "max_penalty"), jint(ad, "ramping"), jint(ad, "slow_start_ms"));
 	print_commits(resp);
 	printf("reloads %" PRId64 " ok, %" PRId64 " failed\n", jint(resp, "reloads"),
 	       jint(resp, "reload_failures"));
@@ -417,6 +439,17 @@ static void print_fleet(json_object *resp)
 	if (jstr(f, "refused_error"))
 		printf("fleet: REFUSED revision %" PRId64 ": %s\n", jint(f, "refused_revision"),
 		       jstr(f, "refused_error"));
+	if (jstr(f, "endpoint"))
+		printf("fleet: reading %s, input %s %" PRId64 " ms ago\n",
+		       jstr(f, "endpoint")[0] ? jstr(f, "endpoint") : "(none yet)",
+		       jbool(f, "input_confirmed") ? "confirmed" : "never confirmed, started",
+		       jint(f, "input_age_ms"));
+	if (jbool(f, "health_fallback"))
+		printf("fleet: HEALTH FALLBACK: the balancers' verdicts were last confirmed "
+		       "%" PRId64 " ms ago: the tables follow this balancer's own checks\n",
+		       jint(f, "health_input_age_ms"));
+	if (jstr(f, "node_conflict"))
+		printf("fleet: NODE CONFLICT: %s\n", jstr(f, "node_conflict"));
 	if (jstr(f, "health_scope") && !strcmp(jstr(f, "health_scope"), "fleet"))
 		printf("fleet: health_scope fleet (the table follows a majority of the balancers' "
 		       "verdicts; see fleet status)\n");

@@ -139,6 +139,10 @@ static size_t print_vips(FILE *f, json_object *resp, size_t *nbe)
 			fprintf(f, " --vnodes %" PRId64, jint(v, "vnodes"));
 		if (jstr(v, "balance_factor"))
 			fprintf(f, " --balance-factor %s", jstr(v, "balance_factor"));
+		if (json_object_object_get_ex(v, "slow_start_ms", NULL))
+			fprintf(f, " --slow-start %" PRId64, jint(v, "slow_start_ms"));
+		if (jstr(v, "hot_threshold"))
+			fprintf(f, " --hot-threshold %s", jstr(v, "hot_threshold"));
 		json_object_object_get_ex(v, "check", &chk);
 		print_check(f, chk);
 		fprintf(f, "\n");
@@ -345,6 +349,7 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 	const char *path = NULL;
 	int *lines = NULL, nlines = 0;
 	bool flush = true, dry_run = false, allow_empty = false, is_save = false, ended = false;
+	bool force = false;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -361,6 +366,8 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 			dry_run = true;
 		} else if (!strcmp(argv[i], "--allow-empty")) {
 			allow_empty = true;
+		} else if (!strcmp(argv[i], "--force")) {
+			force = true;
 		} else if (!path && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) {
 			path = argv[i];
 		} else {
@@ -469,6 +476,8 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 	batch = json_object_new_object();
 	json_object_object_add(batch, "cmd", json_object_new_string("batch"));
 	json_object_object_add(batch, "requests", json_object_get(list));
+	if (force)
+		json_object_object_add(batch, "force", json_object_new_boolean(1));
 	if (dry_run)
 		json_object_object_add(batch, "dry_run", json_object_new_boolean(1));
 	else
@@ -509,7 +518,8 @@ int cmd_restore(const struct ctl_opts *o, int argc, char **argv)
 				if (e)
 					json_object_object_add(resp, "daemon_error",
 							       json_object_new_string(e));
-				json_object_object_add(resp, "error", json_object_new_string(where));
+				json_object_object_add(resp, "error",
+						       json_object_new_string(where));
 				printf("%s\n", json_object_to_json_string(resp));
 			}
 			fprintf(stderr, "maglevctl: %s\n", where);

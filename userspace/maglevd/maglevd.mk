@@ -4,7 +4,8 @@
 MAGLEVD_DIR := userspace/maglevd
 MAGLEVD_SRCS := $(wildcard $(MAGLEVD_DIR)/*/*.c)
 MAGLEVD_OBJS := $(patsubst $(MAGLEVD_DIR)/%.c,$(BUILD)/maglevd-obj/%.o,$(MAGLEVD_SRCS))
-MAGLEVD_LIBS := -lbpf -lelf -lz -ljson-c -lmnl -lsystemd -lpthread -lcurl -lm
+MAGLEVD_LIBS := -lbpf -lelf -lz -ljson-c -lmnl -lsystemd -lpthread -lcurl -lm -lmicrohttpd -lyaml \
+	-lcrypt
 
 ALL_TARGETS += $(BUILD)/maglevd
 

@@ -9,7 +9,8 @@
  *
  * A VIP is ready when the program is attached on every configured
  * interface, its table is live, at least announce_min_backends backends are
- * up and neither draining nor at weight 0, every backend has had its first
+ * up and neither draining nor at weight 0 (with health_scope fleet: by the
+ * fleet's verdict and by this balancer's own checks), every backend has had its first
  * health check, and the balancer is not in maintenance (maglevctl announce
  * off, kept across restarts in STATE_FILE.announce-off). An address is
  * announced while any VIP on it is ready.
@@ -25,7 +26,8 @@
  * forwards), and a restart reads them back and leaves them alone until its
  * own first health checks have spoken, so it causes no withdraw-announce
  * flap. A graceful stop withdraws them, then waits announce_stop_grace_ms
- * for the network to converge before exiting.
+ * for the network to converge before exiting; an exit for a restart
+ * (SIGUSR2, systemd's RestartKillSignal) leaves them, as a crash does.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <linux/rtnetlink.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -43,6 +47,8 @@
 #include "core/durable.h"
 #include "core/log.h"
 #include "core/rtnl.h"
+#include "fleet/fleet_health.h"
+#include "metrics/labels.h"
 
 /* How often the table is read back: routes someone else removed come back. */
 #define RESYNC_MS  5000
@@ -82,6 +88,7 @@ static struct {
 	bool on;
 	uint32_t table, proto; /* as at start: a reload does not move the routes */
 	bool maintenance, stopping;
+	bool keep; /* exiting for a restart: the routes stay */
 	uint64_t stop_deadline_ms, next_resync_ms, retry_ms;
 	struct route routes[MAX_ROUTES]; /* in the kernel table, as last seen or made */
 	uint32_t nroutes;
@@ -304,10 +311,24 @@ static uint32_t usable_backends(const struct vip *v)
 	return n;
 }
 
+/*
+ * With health_scope fleet the table follows the fleet's quorum, but a
+ * balancer that cannot reach the backends itself (its own path to them is
+ * broken) should not attract their traffic: usable by its own checks too.
+ */
+static uint32_t own_usable_backends(const struct daemon *d, const struct vip *v)
+{
+	uint32_t j, n = 0;
+
+	for (j = 0; j < v->nbe; j++)
+		n += health_local_up(d, &v->bes[j]) && !v->bes[j].drain && v->bes[j].weight;
+	return n;
+}
+
 /* v: the newest registry's; live: the same VIP in the datapath's, or NULL. */
 static void decide(struct daemon *d, const struct vip *v, const struct vip *live, struct vip_ann *a)
 {
-	uint32_t usable = usable_backends(v);
+	uint32_t usable = usable_backends(v), own = usable;
 
 	if (!a->valid || memcmp(&a->key, &v->key, sizeof(v->key))) {
 		memset(a, 0, sizeof(*a));
@@ -317,6 +338,8 @@ static void decide(struct daemon *d, const struct vip *v, const struct vip *live
 	a->detail[0] = '\0';
 	if (live && usable_backends(live) < usable)
 		usable = usable_backends(live);
+	if (fleet_health_on(d))
+		own = own_usable_backends(d, v);
 	/* Checked once is enough: a backend added later does not withdraw the VIP. */
 	if (!a->checked && first_checks_done(d, v))
 		a->checked = true;
@@ -330,10 +353,20 @@ static void decide(struct daemon *d, const struct vip *v, const struct vip *live
 			 an.not_attached);
 	} else if (!live || !live->table_gen) {
 		a->why = WHY_TABLE;
+	} else if (!a->checked && v->nbe) {
+		/* Before their first checks new backends are down (start_down):
+		 * the checks, not the backends, are what the VIP waits for.
+		 */
+		a->why = WHY_CHECKS;
 	} else if (usable < d->cfg.announce_min_backends) {
 		a->why = WHY_BACKENDS;
 		snprintf(a->detail, sizeof(a->detail), "%u of %u backends usable, %u wanted",
 			 usable, v->nbe, d->cfg.announce_min_backends);
+	} else if (own < d->cfg.announce_min_backends) {
+		a->why = WHY_BACKENDS;
+		snprintf(a->detail, sizeof(a->detail),
+			 "%u of %u backends usable by this balancer's own checks, %u wanted", own,
+			 v->nbe, d->cfg.announce_min_backends);
 	} else if (!a->checked) {
 		a->why = WHY_CHECKS;
 	} else {
@@ -463,11 +496,71 @@ int announce_start(struct daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
+/* Whether a maglevd answers on path (a connect is enough). */
+static bool socket_alive(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool alive;
+
+	if (fd < 0)
+		return false;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	alive = !connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return alive;
+}
+
+int announce_withdraw_all(const struct maglevd_config *cfg, char *err, size_t errlen)
+{
+	uint32_t had;
+	int e;
+
+	if (!cfg->announce_table) {
+		printf("maglevd: announce_table is off: nothing to withdraw\n");
+		return 0;
+	}
+	/* A live maglevd owns the table (and would announce again). */
+	if (socket_alive(cfg->control_socket)) {
+		snprintf(err, errlen,
+			 "a maglevd answers on %s: not withdrawing the routes it manages (stop it "
+			 "first, or use maglevctl announce off)",
+			 cfg->control_socket);
+		return -EBUSY;
+	}
+	an.table = cfg->announce_table;
+	an.proto = cfg->announce_protocol;
+	e = routes_read();
+	if (e) {
+		snprintf(err, errlen, "reading routing table %u: %s", an.table, strerror(-e));
+		return e;
+	}
+	had = an.nroutes;
+	while (an.nroutes)
+		if (!route_del(an.nroutes - 1, "maglevd is not running")) {
+			snprintf(err, errlen, "could not remove every route from table %u",
+				 an.table);
+			return -EIO;
+		}
+	printf("maglevd: withdrew %u route%s from table %u protocol %u\n", had, had == 1 ? "" : "s",
+	       an.table, an.proto);
+	return 0;
+}
+
+void announce_keep(void)
+{
+	if (an.on && !an.stopping)
+		log_info("announce: exiting for a restart: %u route%s left in table %u for the "
+			 "next maglevd, as across a crash",
+			 an.nroutes, an.nroutes == 1 ? "" : "s", an.table);
+	an.keep = true;
+}
+
 bool announce_grace(struct daemon *d)
 {
 	uint32_t had = an.nroutes;
 
-	if (!an.on || an.stopping)
+	if (!an.on || an.stopping || an.keep)
 		return false; /* a second stop signal exits at once */
 	an.stopping = true;
 	announce_tick(d);
@@ -569,22 +662,35 @@ json_object *announce_json(struct daemon *d)
 
 void announce_metrics(struct daemon *d, FILE *f)
 {
-	char name[CTL_ADDR_STRLEN];
-	uint32_t i;
+	char name[METRICS_VIP_LABELS_LEN];
+	uint32_t i, w;
 
 	if (!an.on)
 		return;
-	fprintf(f, "# HELP maglev_vip_announced Whether the VIP's address is announced (its "
-		   "route is in the announce table), with why.\n"
+	fprintf(f, "# HELP maglev_vip_announced 1 if the VIP's address is announced (its route is "
+		   "in the announce table).\n"
 		   "# TYPE maglev_vip_announced gauge\n");
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
 		const struct vip *v = d->reg->vips[i];
 
 		if (!v || !an.vips[i].valid)
 			continue;
-		ctl_format_vip(&v->key, name, sizeof(name));
-		fprintf(f, "maglev_vip_announced{vip=\"%s\",reason=\"%s\"} %d\n", name,
-			why_code[an.vips[i].why], vip_announced(v));
+		metrics_vip_labels(&v->key, name, sizeof(name));
+		fprintf(f, "maglev_vip_announced{%s} %d\n", name, vip_announced(v));
+	}
+	/* Every reason 0 or 1, so that a series does not vanish when the reason changes. */
+	fprintf(f, "# HELP maglev_vip_announce_reason 1 for why the VIP is announced or "
+		   "withdrawn, 0 for the other reasons.\n"
+		   "# TYPE maglev_vip_announce_reason gauge\n");
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *v = d->reg->vips[i];
+
+		if (!v || !an.vips[i].valid)
+			continue;
+		metrics_vip_labels(&v->key, name, sizeof(name));
+		for (w = 0; w < sizeof(why_code) / sizeof(why_code[0]); w++)
+			fprintf(f, "maglev_vip_announce_reason{%s,reason=\"%s\"} %d\n", name,
+				why_code[w], (uint32_t)an.vips[i].why == w);
 	}
 	fprintf(f,
 		"# HELP maglev_announce_maintenance 1 while announcing is off (maglevctl announce "

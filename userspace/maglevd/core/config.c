@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "maglev_conn.h"
 #include "maglev_maps.h"
+#include "maglev_hot.h"
 #include "maglev_second.h"
 #include "maglev_table.h"
 
@@ -33,6 +34,9 @@ void config_defaults(struct maglevd_config *cfg)
 	cfg->slow_path_limit = MAGLEV_SLOW_PATH_LIMIT_DEFAULT;
 	cfg->tcp_closed_ms = MAGLEV_TCP_CLOSED_NS_DEFAULT / 1000000;
 	cfg->second_chance_ms = MAGLEV_SECOND_CHANCE_MS_DEFAULT;
+	cfg->damping_suppress = 2000;
+	cfg->damping_reuse = 750;
+	cfg->damping_half_life_ms = 15000;
 	cfg->conn_table_size = MAGLEV_CONN_TABLE_SIZE;
 	cfg->max_vips = MAGLEV_MAX_VIPS;
 	cfg->max_backends_per_vip = 4096;
@@ -46,6 +50,8 @@ void config_defaults(struct maglevd_config *cfg)
 	cfg->hc_via_encap = true;
 	strcpy(cfg->metrics_listen, "127.0.0.1:9478");
 	cfg->metrics_per_backend = true;
+	cfg->hot_flows_sample = MAGLEV_HOT_SAMPLE_DEFAULT;
+	cfg->hot_flows_metrics_top = 5;
 	strcpy(cfg->state_file, "/var/lib/maglev/state.json");
 	strcpy(cfg->control_socket, CTL_DEFAULT_SOCKET);
 	strcpy(cfg->pin_dir, MAGLEV_PIN_DIR);
@@ -53,6 +59,7 @@ void config_defaults(struct maglevd_config *cfg)
 	cfg->announce_protocol = 250;
 	cfg->announce_min_backends = 1;
 	cfg->announce_stop_grace_ms = 5000;
+	cfg->health_fleet_max_age_ms = 15000;
 	strcpy(cfg->fleet_prefix, "/maglev/");
 	if (gethostname(cfg->fleet_node, sizeof(cfg->fleet_node)))
 		strcpy(cfg->fleet_node, "maglevd");
@@ -357,11 +364,18 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 	U("udp_idle_timeout_ms", cfg->udp_idle_ms, 1000, 86400000)
 	U("tcp_closed_timeout_ms", cfg->tcp_closed_ms, 100, 86400000)
 	U("second_chance_ms", cfg->second_chance_ms, 100, 86400000)
+	U("settle_ms", cfg->settle_ms, 0, 86400000)
+	U("slow_start_ms", cfg->slow_start_ms, 0, 86400000)
+	U("damping_penalty", cfg->damping_penalty, 0, 100000)
+	U("damping_suppress", cfg->damping_suppress, 1, 1000000)
+	U("damping_reuse", cfg->damping_reuse, 1, 1000000)
+	U("damping_half_life_ms", cfg->damping_half_life_ms, 1000, 86400000)
 	U("conn_table_size", cfg->conn_table_size, 1024, 1u << 28)
 	U("max_vips", cfg->max_vips, 1, MAGLEV_MAX_VIPS)
 	U("max_backends_per_vip", cfg->max_backends_per_vip, 1, MAGLEV_MAX_BACKENDS - 1)
 	U("announce_min_backends", cfg->announce_min_backends, 1, 65535)
 	U("announce_stop_grace_ms", cfg->announce_stop_grace_ms, 0, 600000)
+	U("health_fleet_max_age_ms", cfg->health_fleet_max_age_ms, 0, 86400000)
 	else if (!strcmp(key, "announce_table"))
 	{
 		if (!strcmp(val, "off")) {
@@ -410,6 +424,17 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 		}
 		cfg->hc_via_encap = !strcmp(val, "yes");
 	}
+	else if (!strcmp(key, "hot_flows"))
+	{
+		if (strcmp(val, "on") && strcmp(val, "off")) {
+			snprintf(e, sizeof(e), "want on or off");
+			goto bad_value;
+		}
+		cfg->hot_flows = !strcmp(val, "on");
+	}
+	U("hot_flows_sample", cfg->hot_flows_sample, 1, 65536)
+	U("hot_flows_threshold", cfg->hot_flows_threshold, 0, 100)
+	U("hot_flows_metrics_top", cfg->hot_flows_metrics_top, 0, 20)
 	else if (!strcmp(key, "metrics_per_backend"))
 	{
 		if (strcmp(val, "yes") && strcmp(val, "no")) {
@@ -428,6 +453,18 @@ static int config_apply(struct maglevd_config *cfg, char *key, char *val, char *
 		} else if (ctl_parse_endpoint(val, &a, &port, e, sizeof(e))) {
 			goto bad_value;
 		} else if (set_string(cfg->metrics_listen, sizeof(cfg->metrics_listen), val)) {
+			goto too_long;
+		}
+	}
+	else if (!strcmp(key, "metrics_web_config"))
+	{
+		if (!strcmp(val, "none")) {
+			cfg->metrics_web_config[0] = '\0';
+		} else if (val[0] != '/') {
+			snprintf(e, sizeof(e), "want an absolute path or none");
+			goto bad_value;
+		} else if (set_string(cfg->metrics_web_config, sizeof(cfg->metrics_web_config),
+				      val)) {
 			goto too_long;
 		}
 	}
@@ -606,6 +643,13 @@ int config_parse(const char *text, size_t len, struct maglevd_config *cfg, char 
 		snprintf(err, errlen, "fleet_etcd_cert and fleet_etcd_key go together: give both");
 		return -EINVAL;
 	}
+	if (cfg->damping_reuse >= cfg->damping_suppress) {
+		snprintf(err, errlen,
+			 "damping_reuse %u must be below damping_suppress %u: a suppressed backend "
+			 "would never be reused",
+			 cfg->damping_reuse, cfg->damping_suppress);
+		return -EINVAL;
+	}
 	if (cfg->health_fleet && !cfg->fleet_etcd[0]) {
 		snprintf(err, errlen,
 			 "health_scope fleet needs fleet_etcd: the verdicts are shared through "
@@ -697,6 +741,7 @@ static const struct restart_key {
 	RK("fleet_cert", fleet_cert, true),
 	RK("fleet_key", fleet_key, true),
 	RK("health_scope", health_fleet, false),
+	RK("hot_flows", hot_flows, false),
 };
 #undef RK
 

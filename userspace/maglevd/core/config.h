@@ -37,13 +37,26 @@ struct maglevd_config {
 	uint64_t udp_idle_ms;
 	uint64_t tcp_closed_ms;	   /* bound at load: restart only */
 	uint64_t second_chance_ms; /* previous owners kept this long after a change */
+	uint64_t settle_ms;	   /* a down backend keeps its slots, marked, this long */
+	uint64_t slow_start_ms;	   /* a joining backend reaches its weight over this */
+	/* Flap damping (health/damping.h); damping_penalty 0: off. */
+	uint32_t damping_penalty, damping_suppress, damping_reuse;
+	uint64_t damping_half_life_ms;
 	uint32_t conn_table_size;
 	uint32_t max_vips;
 	uint32_t max_backends_per_vip;
 	struct hc_params hc;
-	bool metrics_per_backend; /* the maglev_backend_* series */
-	bool hc_via_encap;	  /* health checks through the encapsulation */
-	char metrics_listen[64];  /* "" when off */
+	bool metrics_per_backend;	       /* the maglev_backend_* series */
+	bool hc_via_encap;		       /* health checks through the encapsulation */
+	char metrics_listen[64];	       /* "" when off */
+	char metrics_web_config[CFG_PATH_MAX]; /* exporter-toolkit web config, "" for none */
+	/* Hot flows (hot/hot_flows.c): on/off bound at start (the trackers'
+	 * memory), the rest reloadable.
+	 */
+	bool hot_flows;
+	uint32_t hot_flows_sample;	/* one forwarded packet in N per VIP and CPU */
+	uint32_t hot_flows_threshold;	/* percent of a VIP's packets; 0: off */
+	uint32_t hot_flows_metrics_top; /* top K in the metrics */
 	char state_file[CFG_PATH_MAX];
 	char control_socket[108];
 	char control_group[64];
@@ -66,6 +79,8 @@ struct maglevd_config {
 	 * live balancers' verdicts, not this balancer's own checks.
 	 */
 	bool health_fleet;
+	/* Fleet input older than this: follow this balancer's own checks (0: never). */
+	uint32_t health_fleet_max_age_ms;
 };
 
 void config_defaults(struct maglevd_config *cfg);

@@ -166,7 +166,9 @@ void ctl_server_stop(struct daemon *d);
 void ctl_server_apply_group(struct daemon *d);
 
 /* Metrics over HTTP (metrics.c). */
-int metrics_start(struct daemon *d, const char *listen_addr, char *err, size_t errlen);
+/* web_config: an exporter-toolkit web config file (TLS, basic auth), "" for none. */
+int metrics_start(struct daemon *d, const char *listen_addr, const char *web_config, char *err,
+		  size_t errlen);
 void metrics_stop(struct daemon *d);
 /* Rates over the last window of at least a second: true if sampled now. */
 bool metrics_sample(struct daemon *d);
@@ -224,6 +226,14 @@ int announce_start(struct daemon *d, char *err, size_t errlen);
 void announce_tick(struct daemon *d);
 /* A stop was asked: withdraw, and true while the grace keeps the loop going. */
 bool announce_grace(struct daemon *d);
+/* The stop asked is a restart (SIGUSR2): leave the routes, as a crash does. */
+void announce_keep(void);
+/*
+ * maglevd --withdraw: remove every route of cfg's announce table and
+ * protocol, when no maglevd answers on the control socket (the unit run by
+ * systemd's OnFailure= once maglevd is given up on). 0, or -errno with err.
+ */
+int announce_withdraw_all(const struct maglevd_config *cfg, char *err, size_t errlen);
 /* maglevctl announce on|off: maintenance, kept across restarts. */
 int announce_set(struct daemon *d, bool on, char *err, size_t errlen);
 json_object *announce_json(struct daemon *d);

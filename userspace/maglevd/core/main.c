@@ -25,16 +25,19 @@
 #include "datapath/bounded.h"
 #include "datapath/flow_count.h"
 #include "fleet/fleet.h"
+#include "health/settle.h"
 #include "core/log.h"
 #include "datapath/readback.h"
 #include "datapath/second_chance.h"
 #include "datapath/slowpath.h"
 #include "model/state.h"
 #include "metrics/status.h"
+#include "metrics/web_config.h"
 #include "core/stream.h"
 #include "datapath/table_swap.h"
 #include "version.h"
 #include "core/watchdog.h"
+#include "hot/hot_flows.h"
 
 #define TICK_MS 100
 
@@ -43,17 +46,22 @@ static bool verbose;
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: maglevd [-c FILE] [-t] [-v] [-V]\n"
+	fprintf(f, "Usage: maglevd [-c FILE] [-t] [-v] [-V] [-W]\n"
 		   "  -c, --config FILE  configuration file (default " MAGLEVD_DEFAULT_CONFIG ")\n"
 		   "  -t, --test         check the configuration file and exit\n"
 		   "  -v, --verbose      log at debug level (overrides log_level)\n"
 		   "  -V, --version      print the version and exit\n"
+		   "  -W, --withdraw     remove every announced route (announce_table) and\n"
+		   "                     exit; refused while a maglevd answers on the\n"
+		   "                     control socket (systemd's OnFailure= runs it)\n"
 		   "  -h, --help         this help\n"
 		   "Runs in the foreground, logs to stderr, notifies systemd when ready.\n"
 		   "Signals: SIGTERM/SIGINT exit leaving the XDP program attached and\n"
 		   "forwarding (announced VIPs are withdrawn first, announce_stop_grace_ms\n"
-		   "before the exit); SIGHUP reloads the configuration file (maglevctl\n"
-		   "reload does too, and reports the result).\n"
+		   "before the exit); SIGUSR2 exits the same way but leaves the announced\n"
+		   "routes, as a crash does, for a restart (systemd's RestartKillSignal);\n"
+		   "SIGHUP reloads the configuration file (maglevctl reload does too, and\n"
+		   "reports the result).\n"
 		   "Control it with maglevctl(8); see maglevd(8) and maglevd.conf(5).\n");
 }
 
@@ -270,6 +278,16 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 			 e2);
 		goto fail;
 	}
+	/* A web config that does not load refuses the reload whole, before anything changed. */
+	if (nc.metrics_web_config[0]) {
+		struct web_config wc;
+
+		if (web_config_load(nc.metrics_web_config, &wc, e2, sizeof(e2))) {
+			snprintf(e, sizeof(e), "metrics_web_config: %s", e2);
+			goto fail;
+		}
+		web_config_free(&wc);
+	}
 	if (daemon_dp_config(d, &nc, &mc, e, sizeof(e)))
 		goto fail;
 	/* The datapath config first: what the datapath refuses is refused
@@ -295,12 +313,17 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 				log_info("detached from %s", d->cfg.ifaces[i]);
 		}
 	}
-	if (strcmp(nc.metrics_listen, d->cfg.metrics_listen)) {
+	/* A web config is read again at every reload: renewed certificates, changed users. */
+	if (strcmp(nc.metrics_listen, d->cfg.metrics_listen) ||
+	    strcmp(nc.metrics_web_config, d->cfg.metrics_web_config) || nc.metrics_web_config[0]) {
 		metrics_stop(d);
-		if (metrics_start(d, nc.metrics_listen, e, sizeof(e))) {
-			log_err("reload: %s; metrics stay on %s", e, d->cfg.metrics_listen);
-			metrics_start(d, d->cfg.metrics_listen, e, sizeof(e));
+		if (metrics_start(d, nc.metrics_listen, nc.metrics_web_config, e, sizeof(e))) {
+			log_err("reload: %s; metrics stay on %s as they were", e,
+				d->cfg.metrics_listen);
+			metrics_start(d, d->cfg.metrics_listen, d->cfg.metrics_web_config, e,
+				      sizeof(e));
 			strcpy(nc.metrics_listen, d->cfg.metrics_listen);
+			strcpy(nc.metrics_web_config, d->cfg.metrics_web_config);
 		}
 	}
 	slowpath_config(&mc);
@@ -312,6 +335,8 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	regroup = nc.has_group != d->cfg.has_group || nc.control_gid != d->cfg.control_gid;
 	refail = nc.hc.on_fail != d->cfg.hc.on_fail;
 	d->cfg = nc;
+	if (hot_flows_apply(d, e2, sizeof(e2)))
+		log_err("reload: %s", e2);
 	netinfo_if_sync(d);
 	log_set_level(verbose ? LOG_DEBUG : nc.log_level);
 	if (regroup)
@@ -364,6 +389,10 @@ static void on_signal(struct daemon *d, struct ev_source *src, uint32_t events)
 
 			log_info("SIGHUP: reloading %s", d->config_path);
 			daemon_reload(d, err, sizeof(err)); /* logs the result */
+		} else if (si.ssi_signo == SIGUSR2) {
+			log_info("SIGUSR2: exiting for a restart; the XDP program stays attached");
+			announce_keep();
+			d->stop = true;
 		} else {
 			log_info("signal %u: exiting; the XDP program stays attached",
 				 si.ssi_signo);
@@ -381,12 +410,14 @@ static void on_tick(struct daemon *d, struct ev_source *src, uint32_t events)
 	watchdog_tick(now);
 	stream_sweep(d);
 	health_tick(d);
+	settle_tick(d);
 	announce_tick(d);
 	slowpath_tick(d);
 	fleet_tick(d);
 	second_chance_tick(d);
 	readback_tick(d);
 	bounded_tick(d);
+	hot_flows_tick(d);
 	if (metrics_sample(d)) {
 		/* Interface MACs and their gateways, followed. */
 		netinfo_if_sync(d);
@@ -422,6 +453,17 @@ static int test_config(struct daemon *d)
 	}
 	if (reg)
 		registry_free(reg);
+	if (d->cfg.metrics_web_config[0]) {
+		struct web_config wc;
+
+		if (web_config_load(d->cfg.metrics_web_config, &wc, err, sizeof(err))) {
+			fprintf(stderr, "maglevd: error: %s: metrics_web_config: %s\n",
+				d->config_path, err);
+			bad++;
+		} else {
+			web_config_free(&wc);
+		}
+	}
 	if (d->cfg.seed_default) {
 		fprintf(stderr,
 			"maglevd: warning: %s: no seed: the documented default seed would be used; "
@@ -438,10 +480,13 @@ static int test_config(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'}, {"test", no_argument, NULL, 't'},
-		{"verbose", no_argument, NULL, 'v'},	  {"version", no_argument, NULL, 'V'},
-		{"help", no_argument, NULL, 'h'},	  {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+					     {"test", no_argument, NULL, 't'},
+					     {"verbose", no_argument, NULL, 'v'},
+					     {"version", no_argument, NULL, 'V'},
+					     {"help", no_argument, NULL, 'h'},
+					     {"withdraw", no_argument, NULL, 'W'},
+					     {NULL, 0, NULL, 0}};
 	struct ev_source sig_src = {.fd = -1, .cb = on_signal};
 	struct ev_source tick_src = {.fd = -1, .cb = on_tick};
 	struct itimerspec its = {.it_interval = {0, TICK_MS * 1000000L},
@@ -449,15 +494,18 @@ int main(int argc, char **argv)
 	struct maglev_dp_opts dpo = {0};
 	struct maglev_config mc;
 	struct daemon d = {0};
-	bool test_only = false, missing;
+	bool test_only = false, withdraw = false, missing;
 	uint32_t live;
 	char err[512];
 	sigset_t sigs;
 	int c, i;
 
 	d.config_path = MAGLEVD_DEFAULT_CONFIG;
-	while ((c = getopt_long(argc, argv, "c:tvVh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:tvVhW", opts, NULL)) != -1) {
 		switch (c) {
+		case 'W':
+			withdraw = true;
+			break;
 		case 'c':
 			d.config_path = optarg;
 			break;
@@ -490,6 +538,12 @@ int main(int argc, char **argv)
 	}
 	if (test_only)
 		return test_config(&d);
+	if (withdraw) {
+		if (!announce_withdraw_all(&d.cfg, err, sizeof(err)))
+			return 0;
+		log_err("--withdraw: %s", err);
+		return 1;
+	}
 	log_set_level(verbose ? LOG_DEBUG : d.cfg.log_level);
 	fd_limit_raise(&d.cfg);
 	if (d.cfg.seed_default)
@@ -503,11 +557,13 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 
 	dpo.pin_dir = d.cfg.pin_dir;
 	dpo.conn_table_size = d.cfg.conn_table_size;
 	dpo.tcp_closed_ns = d.cfg.tcp_closed_ms * 1000000ULL;
+	dpo.hot_flows = d.cfg.hot_flows;
 	if (maglev_dp_open(&d.dp, &dpo, err, sizeof(err))) {
 		log_err("loading the datapath: %s", err);
 		return 1;
@@ -549,6 +605,10 @@ int main(int argc, char **argv)
 	if (daemon_dp_config(&d, &d.cfg, &mc, err, sizeof(err)) ||
 	    (maglev_dp_set_config(d.dp, &mc) &&
 	     snprintf(err, sizeof(err), "writing the datapath config") > 0)) {
+		log_err("%s", err);
+		goto fail_reg;
+	}
+	if (hot_flows_apply(&d, err, sizeof(err))) {
 		log_err("%s", err);
 		goto fail_reg;
 	}
@@ -602,7 +662,7 @@ int main(int argc, char **argv)
 		log_err("%s", err);
 		goto fail_reg;
 	}
-	if (metrics_start(&d, d.cfg.metrics_listen, err, sizeof(err))) {
+	if (metrics_start(&d, d.cfg.metrics_listen, d.cfg.metrics_web_config, err, sizeof(err))) {
 		log_err("%s", err);
 		goto fail_ctl;
 	}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -12,26 +13,18 @@
 static struct stream *streams;
 /* Dropped while other events may still name them; see stream_reap(). */
 static struct stream *zombies;
-/* The stream whose handler runs: what stream_defer() marks. */
+/* The stream whose handler runs: what stream_defer_id() marks. */
 static struct stream *handling;
-
-/* An answer given to several clients: freed with the last of them. */
-struct shared_out {
-	unsigned int refs;
-	char *buf;
-};
 
 static void out_release(struct stream *s)
 {
-	if (s->shared) {
-		if (!--s->shared->refs) {
-			free(s->shared->buf);
-			free(s->shared);
-		}
-		s->shared = NULL;
-	} else {
-		free(s->out);
-	}
+	free(s->out);
+	/* A large answer (table --dump: tens of thousands of ranges) leaves its
+	 * JSON tree's small blocks free in the heap; give them back so RSS stays
+	 * bounded however often an operator dumps.
+	 */
+	if (s->out_len > (64u << 10))
+		malloc_trim(0);
 	s->out = NULL;
 }
 
@@ -257,25 +250,16 @@ int stream_start(struct daemon *d, int fd, const char *terminator, size_t in_max
 	return 0;
 }
 
-void stream_defer(struct daemon *d, uint32_t timeout_ms)
-{
-	struct stream *s = handling;
-
-	if (!s)
-		return;
-	s->deferred = true;
-	s->deadline_ms = mono_ms() + timeout_ms;
-	/* Not watched meanwhile: its request is read, nothing more is wanted. */
-	ev_del(d, &s->src);
-}
-
 uint64_t stream_defer_id(struct daemon *d, uint32_t timeout_ms)
 {
 	struct stream *s = handling;
 
 	if (!s)
 		return 0;
-	stream_defer(d, timeout_ms);
+	s->deferred = true;
+	s->deadline_ms = mono_ms() + timeout_ms;
+	/* Not watched meanwhile: its request is read, nothing more is wanted. */
+	ev_del(d, &s->src);
 	return s->id;
 }
 
@@ -297,42 +281,6 @@ void stream_answer_id(struct daemon *d, uint64_t id, char *out, size_t len)
 		return;
 	}
 	free(out);
-}
-
-void stream_answer_deferred(struct daemon *d, struct stream_pool *pool, char *out, size_t len)
-{
-	struct shared_out *sh = calloc(1, sizeof(*sh));
-	struct stream *s, *next;
-
-	if (!sh) {
-		free(out);
-		out = NULL;
-	} else {
-		sh->buf = out;
-		sh->refs = 1; /* ours, until every client holds it */
-	}
-	for (s = streams; s; s = next) {
-		next = s->next;
-		if (s->pool != pool || !s->deferred)
-			continue;
-		s->deferred = false;
-		if (!sh) {
-			stream_kill(d, s);
-			continue;
-		}
-		sh->refs++;
-		s->shared = sh;
-		s->out = out;
-		s->out_len = len;
-		s->out_off = 0;
-		/* Not from the stream's own event: a failure must not free it now. */
-		if (ev_add(d, &s->src, EPOLLOUT))
-			stream_kill(d, s);
-	}
-	if (sh && !--sh->refs) {
-		free(sh->buf);
-		free(sh);
-	}
 }
 
 void stream_sweep(struct daemon *d)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * One request/response exchange on a non-blocking stream socket, for the
- * control socket and the metrics server: read until a terminator (bounded in
+ * control socket: read until a terminator (bounded in
  * size and time), hand the request to a handler, write its answer, close.
  * A client that sends too much, too slowly or nothing at all is dropped
  * without holding up the event loop, and a pool bounds how many clients of
@@ -46,10 +46,9 @@ struct stream {
 	size_t in_len, in_cap, in_max, out_len, out_off;
 	uint64_t deadline_ms;
 	struct stream_pool *pool;
-	bool dead;		   /* closed; freed by stream_reap() after the current events */
-	bool deferred;		   /* request read, answer to come: stream_answer_deferred() */
-	struct shared_out *shared; /* out belongs to several clients */
-	uint64_t id;		   /* unique: names a deferred client safely */
+	bool dead;     /* closed; freed by stream_reap() after the current events */
+	bool deferred; /* request read, answer to come: stream_answer_id() */
+	uint64_t id;   /* unique: names a deferred client safely */
 	struct stream *prev, *next;
 };
 
@@ -58,24 +57,14 @@ int stream_start(struct daemon *d, int fd, const char *terminator, size_t in_max
 		 uint32_t timeout_ms, const char *overflow_reply, stream_handler handler,
 		 struct stream_pool *pool);
 /*
- * From a handler, instead of an answer: the answer comes later, through
- * stream_answer_deferred(), within timeout_ms or the client is dropped.
- * Deferred clients count as being answered (a full pool keeps them).
- */
-void stream_defer(struct daemon *d, uint32_t timeout_ms);
-/*
- * The same, for an answer of this client's own: its id (0 outside a
+ * From a handler, instead of an answer: the answer comes later, within
+ * timeout_ms or the client is dropped. Deferred clients count as being
+ * answered (a full pool keeps them). Returns the client's id (0 outside a
  * handler) for stream_answer_id(), which answers it with out[0..len)
  * (malloc'ed, taken over) if it is still there, and frees out if not.
  */
 uint64_t stream_defer_id(struct daemon *d, uint32_t timeout_ms);
 void stream_answer_id(struct daemon *d, uint64_t id, char *out, size_t len);
-/*
- * Answer every deferred client of pool with out[0..len) (malloc'ed, taken
- * over): one buffer for all of them, not a copy each (a scrape of 65,535
- * backends is 57 MB).
- */
-void stream_answer_deferred(struct daemon *d, struct stream_pool *pool, char *out, size_t len);
 /* Drop streams past their deadline. */
 void stream_sweep(struct daemon *d);
 /*

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* What the control request files share: requests.c (the envelope),
- * req_args.c, req_changes.c and req_queries.c.
+ * req_args.c, req_changes.c, req_queries.c and flows_guard.c.
  */
 #ifndef MAGLEVD_REQ_H
 #define MAGLEVD_REQ_H
@@ -48,6 +48,11 @@ struct req_query {
 };
 const struct req_query *req_find_query(const char *cmd);
 json_object *req_dump_reply(const struct registry *r);
+
+/* flows_guard.c: refused (unless "force") when next takes a backend that
+ * carries live flows out of a VIP that stays.
+ */
+int req_guard_flows(struct daemon *d, const struct registry *next, struct req_err *e);
 
 /* requests.c */
 json_object *req_ok_reply(void);

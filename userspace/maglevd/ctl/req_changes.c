@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "model/admit.h"
 #include "model/balance.h"
+#include "model/hot_threshold.h"
 #include "placement.h"
 #include "ctl/req.h"
 
@@ -61,13 +63,61 @@ static int set_balance(json_object *req, struct vip *v, struct req_err *e)
 	return 0;
 }
 
+/*
+ * "slow_start_ms" of vip.add and vip.set: this VIP's ramp in ms, or
+ * "default" (or -1): the config's. maglevctl sends what was typed, a string.
+ */
+static int set_slow_start(json_object *req, struct vip *v, struct req_err *e)
+{
+	json_object *m;
+	uint64_t u;
+	int64_t ms;
+	bool has;
+	char why[120];
+
+	if (!json_object_object_get_ex(req, "slow_start_ms", &m))
+		return 0;
+	if (json_object_is_type(m, json_type_string)) {
+		const char *s = json_object_get_string(m);
+
+		if (!strcmp(s, "default")) {
+			v->slow_start_ms = -1;
+			return 0;
+		}
+		if (ctl_parse_uint(s, "slow_start_ms", 0, 86400000, &u, why, sizeof(why)))
+			return req_fail(e, "%s (or default: the config's slow_start_ms)", why);
+		v->slow_start_ms = (int64_t)u;
+		return 0;
+	}
+	if (req_get_int(req, "slow_start_ms", -1, 86400000, &ms, &has, e))
+		return -EINVAL;
+	v->slow_start_ms = ms;
+	return 0;
+}
+
+/* "hot_threshold" of vip.add and vip.set (model/hot_threshold.h). */
+static int set_hot_threshold(json_object *req, struct vip *v, struct req_err *e)
+{
+	const char *s;
+
+	if (req_get_str(req, "hot_threshold", false, &s, e))
+		return -EINVAL;
+	if (s && hot_threshold_parse(s, &v->hot_threshold))
+		return req_fail(e,
+				"hot threshold '%.40s' is not a percent from 1 to 100, off or "
+				"default",
+				s);
+	return 0;
+}
+
 /* The keys of vip.add besides the health-check overrides (hc_fields[].req,
  * which req_check_keys_hc allows); vip.set takes the same but port_any (it
  * would make another VIP): the list from its second entry on.
  */
 static const char *const vip_add_keys[] = {
 	"port_any", "vip",	     "encap",	       "gue_port",	"placement",
-	"vnodes",   "second_chance", "balance_factor", "check_default", NULL};
+	"vnodes",   "second_chance", "balance_factor", "check_default", "slow_start_ms", "hot_threshold",
+	NULL};
 
 /*
  * "check_default": the check options (hc_fields[].req names) whose per-VIP
@@ -198,7 +248,9 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	if (vip_opts(req, &encap, &gue, &sc, &hc, &hc_set, &given, e))
 		return -EINVAL;
 	/* Checked on a stand-in first: a bad value must not leave a VIP behind. */
-	if (set_placement(req, &probe, e) || set_balance(req, &probe, e))
+	if (set_placement(req, &probe, e) || set_balance(req, &probe, e) ||
+	    set_slow_start(req, &probe, e) ||
+	    set_hot_threshold(req, &probe, e))
 		return -EINVAL;
 	if (key.family == MAGLEV_AF_INET6) {
 		struct maglev_config mc;
@@ -217,7 +269,9 @@ static int do_vip_add(struct daemon *d, struct registry *r, json_object *req, st
 	if (ret)
 		return ret;
 	registry_find_vip(r, &key)->second_chance = sc;
-	if (set_placement(req, registry_find_vip(r, &key), e))
+	if (set_placement(req, registry_find_vip(r, &key), e) ||
+	    set_slow_start(req, registry_find_vip(r, &key), e) ||
+	    set_hot_threshold(req, registry_find_vip(r, &key), e))
 		return -EINVAL;
 	return set_balance(req, registry_find_vip(r, &key), e);
 }
@@ -246,10 +300,14 @@ static int do_vip_set(struct daemon *d, struct registry *r, json_object *req, st
 		return -EINVAL;
 	if (!given && !json_object_object_get_ex(req, "placement", &m) &&
 	    !json_object_object_get_ex(req, "vnodes", &m) &&
-	    !json_object_object_get_ex(req, "balance_factor", &m))
-		return req_fail(e, "nothing to set: give placement, vnodes, balance_factor, encap, "
-				   "gue_port, second_chance or a check option");
-	if (set_placement(req, v, e) || set_balance(req, v, e))
+	    !json_object_object_get_ex(req, "balance_factor", &m) &&
+	    !json_object_object_get_ex(req, "slow_start_ms", &m) &&
+	    !json_object_object_get_ex(req, "hot_threshold", &m))
+		return req_fail(e,
+				"nothing to set: give placement, vnodes, balance_factor, "
+				"slow_start_ms, hot_threshold, encap, gue_port, second_chance or a check option");
+	if (set_placement(req, v, e) || set_balance(req, v, e) || set_slow_start(req, v, e) ||
+	    set_hot_threshold(req, v, e))
 		return -EINVAL;
 	if (encap != v->encap || gue != v->gue_port || sc != v->second_chance)
 		v->info_dirty = true;
@@ -284,12 +342,30 @@ static int do_vip_del(struct daemon *d, struct registry *r, json_object *req, st
 	return registry_vip_del(r, &v->key, e->msg, sizeof(e->msg));
 }
 
+/*
+ * A new backend of a VIP with checks starts down, up at its first passing
+ * check: up at once, a mistyped address took new flows until `fall` checks
+ * had failed. One the live registry already has (a restore deletes and adds
+ * it back) keeps its health, and so do the backends a restart adopts.
+ */
+static bool starts_down(const struct daemon *d, const struct vip *v, const struct ctl_addr *a)
+{
+	const struct vip *live = registry_find_vip(d->reg, &v->key);
+	const struct be *b = live ? vip_find_be(live, a) : NULL;
+	struct hc_params p;
+
+	if (b)
+		return b->start_down; /* one still waiting for its first pass goes on waiting */
+	vip_hc(v, &d->cfg.hc, &p);
+	return p.type != HC_NONE;
+}
+
 static int do_backend_add(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
 	static const char *const keys[] = {"vip", "backend", "weight", "drain", "start_down", NULL};
 	struct ctl_addr a;
 	int64_t weight = 1;
-	bool has, drain = false, start_down = false;
+	bool has, has_sd, drain = false, start_down = false;
 	struct vip *v;
 	int ret;
 
@@ -297,8 +373,10 @@ static int do_backend_add(struct daemon *d, struct registry *r, json_object *req
 	    req_get_backend(req, &a, e) ||
 	    req_get_int(req, "weight", 0, MAGLEV_WEIGHT_MAX, &weight, &has, e) ||
 	    req_get_bool(req, "drain", &drain, &has, e) ||
-	    req_get_bool(req, "start_down", &start_down, &has, e))
+	    req_get_bool(req, "start_down", &start_down, &has_sd, e))
 		return -EINVAL;
+	if (!has_sd)
+		start_down = starts_down(d, v, &a);
 	if (req_addr_unusable(a.family, a.addr)) {
 		char bname[CTL_ADDR_STRLEN];
 
@@ -314,13 +392,29 @@ static int do_backend_add(struct daemon *d, struct registry *r, json_object *req
 
 		b->up = false;
 		b->start_down = true;
+	} else if (!ret) {
+		struct be *b = &v->bes[v->nbe - 1];
+		const struct vip *ov = registry_find_vip(d->reg, &v->key);
+		const struct be *ob = ov ? vip_find_be(ov, &a) : NULL;
+
+		/* A new backend ramps (slow_start_ms); one deleted and re-added in
+		 * this transaction (a restore) keeps what it had.
+		 */
+		if (ob && ob->gen == b->gen) {
+			b->ramp_start = ob->ramp_start;
+			b->ramp_step = ob->ramp_step;
+		} else if (admit_serving(ov)) {
+			/* Judged on the live VIP: a restore's new VIP ramps none. */
+			admit_ramp_start(v, b, admit_slow_start_ms(v, &d->cfg), mono_ms());
+		}
 	}
 	return ret;
 }
 
 static int do_backend_del(struct daemon *d, struct registry *r, json_object *req, struct req_err *e)
 {
-	static const char *const keys[] = {"vip", "backend", NULL};
+	/* "force" is for requests.c (flows_guard.c), the request as a whole. */
+	static const char *const keys[] = {"vip", "backend", "force", NULL};
 	struct ctl_addr a;
 	struct vip *v;
 
@@ -403,7 +497,7 @@ int req_apply_change(struct daemon *d, struct registry *r, const char *cmd, json
 	if (strcmp(cmd, "batch"))
 		return req_find_change(cmd)(d, r, req, e);
 	{
-		static const char *const keys[] = {"requests", "dry_run", NULL};
+		static const char *const keys[] = {"requests", "dry_run", "force", NULL};
 
 		if (req_check_keys(req, keys, e))
 			return -EINVAL;
@@ -426,6 +520,11 @@ int req_apply_change(struct daemon *d, struct registry *r, const char *cmd, json
 		fn = req_find_change(sc);
 		if (!fn)
 			return req_fail(e, "batch request %zu: '%.40s' is not a change", i + 1, sc);
+		if (json_object_object_get_ex(sub, "force", NULL))
+			return req_fail(e,
+					"batch request %zu: force is the whole batch's (give it "
+					"beside requests)",
+					i + 1);
 		if (fn(d, r, sub, &se))
 			return req_fail(e, "batch request %zu (%s): %s", i + 1, sc, se.msg);
 	}

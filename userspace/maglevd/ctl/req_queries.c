@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "health/damping.h"
+#include "model/admit.h"
 #include "model/be_state.h"
 #include "datapath/drift.h"
 #include "datapath/bounded.h"
@@ -20,6 +22,8 @@
 #include "slowpath_nl.h"
 #include "model/state.h"
 #include "metrics/status.h"
+#include "hot/hot_flows.h"
+#include "model/hot_threshold.h"
 #include "version.h"
 #include "ctl/req.h"
 
@@ -54,8 +58,28 @@ static json_object *be_json(struct daemon *d, const struct vip *v, const struct 
 			json_object_array_add(fl, json_object_new_string("DRAIN"));
 		json_object_object_add(o, "dp_gen", json_object_new_int64(mb.gen));
 	}
+	/* Marked in the datapath (over cap, or held down): new flows go past it. */
+	if (bounded_marks()[b->idx])
+		json_object_array_add(fl, json_object_new_string("MARKED"));
 	json_object_object_add(o, "dp_flags", fl);
 	json_object_object_add(o, "flows", flows_json(b));
+	if (b->held && !b->up) {
+		uint64_t now = mono_ms();
+
+		json_object_object_add(
+			o, "settle_ms_left",
+			json_object_new_uint64(b->held_until > now ? b->held_until - now : 0));
+	}
+	if (d->cfg.damping_penalty) {
+		json_object_object_add(
+			o, "penalty",
+			json_object_new_int64(damping_penalty(&d->cfg, b, mono_ms())));
+		json_object_object_add(o, "suppressed", json_object_new_boolean(b->suppressed));
+	}
+	if (b->ramp_step) {
+		json_object_object_add(o, "ramp_step", json_object_new_int64(b->ramp_step));
+		json_object_object_add(o, "ramp_steps", json_object_new_int64(ADMIT_RAMP_STEPS));
+	}
 	if (v->balance_milli) {
 		json_object_object_add(o, "load", json_object_new_uint64(bounded_load(b->idx)));
 		json_object_object_add(o, "over_cap",
@@ -84,6 +108,12 @@ static json_object *vip_summary(struct daemon *d_for_json, const struct vip *v)
 			       json_object_new_string(maglev_placement_name(v->placement)));
 	if (v->placement == MAGLEV_PLACEMENT_RING)
 		json_object_object_add(o, "vnodes", json_object_new_int64(v->vnodes));
+	if (v->hot_threshold != HOT_THRESHOLD_DEFAULT) {
+		char ht[8];
+
+		hot_threshold_format(v->hot_threshold, ht, sizeof(ht));
+		json_object_object_add(o, "hot_threshold", json_object_new_string(ht));
+	}
 	if (v->balance_milli) {
 		uint64_t sp = 0;
 
@@ -97,6 +127,8 @@ static json_object *vip_summary(struct daemon *d_for_json, const struct vip *v)
 	for (i = 0; i < v->nbe; i++)
 		up += v->bes[i].up && !v->bes[i].drain && v->bes[i].weight;
 	json_object_object_add(o, "backends", json_object_new_int64(v->nbe));
+	if (v->slow_start_ms >= 0)
+		json_object_object_add(o, "slow_start_ms", json_object_new_int64(v->slow_start_ms));
 	json_object_object_add(o, "in_table", json_object_new_int64(up));
 	json_object_object_add(o, "table_gen", json_object_new_uint64(v->table_gen));
 	json_object_object_add(o, "rebuild_ms", json_object_new_double(v->rebuild_ms));
@@ -362,9 +394,10 @@ static void index_bes(const struct vip *v, bool fill)
 /*
  * The live table as runs of consecutive slots with the same backend, like
  * `cilium bpf lb maglev list`: [{"first","last","backend"}], backend null for
- * a slot naming no backend of v.
+ * a slot naming no backend of v. skip_zero leaves out runs of index 0: the
+ * second-chance column, where 0 means no previous owner.
  */
-static json_object *table_ranges(const struct vip *v, const uint32_t *table)
+static json_object *table_ranges(const struct vip *v, const uint32_t *table, bool skip_zero)
 {
 	json_object *arr = json_object_new_array();
 	char name[CTL_ADDR_STRLEN];
@@ -377,6 +410,10 @@ static json_object *table_ranges(const struct vip *v, const uint32_t *table)
 
 		if (i < MAGLEV_TABLE_SIZE && table[i] == table[first])
 			continue;
+		if (skip_zero && !table[first]) {
+			first = i;
+			continue;
+		}
 		b = be_of_idx[table[first]];
 		ro = json_object_new_object();
 		json_object_object_add(ro, "first", json_object_new_int64(first));
@@ -425,8 +462,11 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 		}
 	}
 	o = req_ok_reply();
-	if (dump)
-		json_object_object_add(o, "ranges", table_ranges(v, live_table));
+	if (dump) {
+		json_object_object_add(o, "ranges", table_ranges(v, live_table, false));
+		/* Who keeps a slot's flows for the second-chance window. */
+		json_object_object_add(o, "prev_ranges", table_ranges(v, live_prev, true));
+	}
 	ctl_format_vip(&v->key, name, sizeof(name));
 	json_object_object_add(o, "vip", json_object_new_string(name));
 	json_object_object_add(o, "size", json_object_new_int64(MAGLEV_TABLE_SIZE));
@@ -618,6 +658,40 @@ static json_object *do_dump(struct daemon *d, json_object *req, struct req_err *
 	return req_dump_reply(d->reg);
 }
 
+/* Hot flows: {"vip": optional, "by": "flow" | "source", "k": 1..100}. */
+static json_object *do_top(struct daemon *d, json_object *req, struct req_err *e)
+{
+	static const char *const keys[] = {"vip", "by", "k", NULL};
+	const char *by = "flow";
+	enum hot_by b = HOT_BY_FLOW;
+	struct vip *v = NULL;
+	int64_t k = 10;
+	bool has_k;
+	json_object *o, *t;
+
+	if (req_check_keys(req, keys, e) || req_get_str(req, "by", false, &by, e) ||
+	    req_get_int(req, "k", 1, 100, &k, &has_k, e))
+		return NULL;
+	if (!by || !strcmp(by, "flow"))
+		b = HOT_BY_FLOW;
+	else if (!strcmp(by, "source"))
+		b = HOT_BY_SOURCE;
+	else {
+		req_fail(e, "by: '%s' is neither flow nor source", by);
+		return NULL;
+	}
+	if (json_object_object_get_ex(req, "vip", NULL) && req_get_vip(d, d->reg, req, &v, e))
+		return NULL;
+	o = req_ok_reply();
+	t = hot_flows_json(d, v, b, (int)k);
+	json_object_object_foreach(t, key, val)
+	{
+		json_object_object_add(o, key, json_object_get(val));
+	}
+	json_object_put(t);
+	return o;
+}
+
 static json_object *do_status(struct daemon *d, json_object *req, struct req_err *e)
 {
 	static const char *const keys[] = {NULL};
@@ -741,6 +815,7 @@ static const struct req_query queries[] = {
 	{"lookup", do_lookup, NULL},
 	{"dump", do_dump, NULL},
 	{"status", do_status, NULL},
+	{"top", do_top, NULL},
 	{"fleet.status", do_fleet_status, NULL},
 	{"reload", do_reload, always_a_change},
 	{"announce", do_announce, sets_state},

@@ -136,6 +136,16 @@ static json_object *handle(struct daemon *d, const struct ctl_peer *peer, json_o
 		registry_free(next);
 		return NULL;
 	}
+	/* Before a dry run too: it answers what the change itself would. */
+	{
+		bool force = false, has;
+
+		if (req_get_bool(req, "force", &force, &has, e) ||
+		    (!force && req_guard_flows(d, next, e))) {
+			registry_free(next);
+			return NULL;
+		}
+	}
 	/* A dry run (restore --dry-run): validated whole, answered with the
 	 * state it would give, never committed.
 	 */

@@ -8,14 +8,17 @@
 #include "datapath/bounded.h"
 #include "datapath/flow_count.h"
 #include "core/log.h"
+#include "model/admit.h"
 #include "model/registry.h"
 #include "datapath/slowpath.h"
 
 /*
  * By backend index (indices are per VIP): the mark written to the datapath,
- * the one this tick wants, and the load it computed.
+ * the one this tick wants, whether it is over cap, and the load computed.
+ * A backend held in its slots while down (settle_ms, model/admit.h) is
+ * marked the same way: one map, so XDP and the module honour both alike.
  */
-static uint8_t marked[MAGLEV_MAX_BACKENDS], want[MAGLEV_MAX_BACKENDS];
+static uint8_t marked[MAGLEV_MAX_BACKENDS], want[MAGLEV_MAX_BACKENDS], over[MAGLEV_MAX_BACKENDS];
 static uint64_t load[MAGLEV_MAX_BACKENDS];
 static uint64_t caps[MAGLEV_MAX_VIPS];
 static bool active;
@@ -61,7 +64,7 @@ static void vip_marks(struct daemon *d, struct vip *v)
 		const struct be *b = &v->bes[i];
 
 		if (in_table(b) && load[b->idx] >= cap)
-			want[b->idx] = 1;
+			want[b->idx] = over[b->idx] = 1;
 	}
 }
 
@@ -72,10 +75,14 @@ void bounded_tick(struct daemon *d)
 	uint32_t id, i, below = 0;
 
 	memset(want, 0, sizeof(want));
+	memset(over, 0, sizeof(over));
 	memset(caps, 0, sizeof(caps));
 	for (id = 0; r && id < MAGLEV_MAX_VIPS; id++) {
 		struct vip *v = r->vips[id];
 
+		for (i = 0; v && i < v->nbe; i++)
+			if (admit_marked(&v->bes[i]))
+				want[v->bes[i].idx] = 1;
 		if (!v || !v->balance_milli)
 			continue;
 		any = true;
@@ -91,8 +98,8 @@ void bounded_tick(struct daemon *d)
 		if (!maglev_dp_overcap_set(d->dp, i, want[i])) {
 			marked[i] = want[i];
 			changed = true;
-			log_debug("bounded loads: backend index %u %s (load %llu)", i,
-				  want[i] ? "over cap" : "under cap again",
+			log_debug("marks: backend index %u %s (load %llu)", i,
+				  want[i] ? (over[i] ? "over cap" : "held down") : "unmarked again",
 				  (unsigned long long)load[i]);
 		}
 	}
@@ -120,7 +127,7 @@ const uint8_t *bounded_marks(void)
 
 bool bounded_marked(uint32_t idx)
 {
-	return idx < MAGLEV_MAX_BACKENDS && marked[idx];
+	return idx < MAGLEV_MAX_BACKENDS && marked[idx] && over[idx];
 }
 
 uint64_t bounded_load(uint32_t idx)

@@ -17,7 +17,10 @@
 #include "core/daemon.h"
 #include "model/balance.h"
 
-/* Recompute loads and marks (the event loop's tick). */
+/* Recompute loads and marks (the event loop's tick, and at once after a
+ * health commit: a backend held down is marked in the same loop turn).
+ * Backends held in their slots while down are marked too (model/admit.h).
+ */
 void bounded_tick(struct daemon *d);
 /* Whether any VIP has a balance factor: the census then runs as often as
  * its cost allows instead of every 2 s.
@@ -25,7 +28,9 @@ void bounded_tick(struct daemon *d);
 bool bounded_active(void);
 /* The cap last computed for VIP id (0: none yet or off). */
 uint64_t bounded_cap(uint32_t vip_id);
-/* The marks written to the datapath, by backend index (MAGLEV_MAX_BACKENDS). */
+/* The marks written to the datapath, over cap or held, by backend index
+ * (MAGLEV_MAX_BACKENDS).
+ */
 const uint8_t *bounded_marks(void);
 /* Backend idx is marked over cap; its load at the last tick. */
 bool bounded_marked(uint32_t idx);

@@ -19,6 +19,7 @@
 #include "datapath/drift.h"
 #include "datapath/readback.h"
 #include "datapath/table_swap.h"
+#include "metrics/labels.h"
 
 /* The tick of core/main.c: VIPs per tick spread a pass over READBACK_PASS_MS. */
 #define TICK_MS 100
@@ -227,16 +228,16 @@ json_object *readback_json(const struct daemon *d)
 
 void readback_metrics(const struct daemon *d, FILE *f)
 {
-	char name[CTL_ADDR_STRLEN];
+	char name[METRICS_VIP_LABELS_LEN];
 	uint32_t i;
 
 	fprintf(f,
-		"# HELP maglevd_datapath_drift_vips VIPs whose datapath (VIP entry, table, "
+		"# HELP maglev_datapath_drift_vips VIPs whose datapath (VIP entry, table, "
 		"backend entries read back) differs from the registry.\n"
-		"# TYPE maglevd_datapath_drift_vips gauge\nmaglevd_datapath_drift_vips %u\n"
-		"# HELP maglevd_datapath_readback_passes_total Full passes of the datapath "
-		"read-back.\n# TYPE maglevd_datapath_readback_passes_total counter\n"
-		"maglevd_datapath_readback_passes_total %llu\n"
+		"# TYPE maglev_datapath_drift_vips gauge\nmaglev_datapath_drift_vips %u\n"
+		"# HELP maglev_datapath_readback_passes_total Full passes of the datapath "
+		"read-back.\n# TYPE maglev_datapath_readback_passes_total counter\n"
+		"maglev_datapath_readback_passes_total %llu\n"
 		"# HELP maglev_vip_datapath_drift 1 if the VIP's datapath differs from the "
 		"registry, 0 if it agrees (VIPs not read back since their last change: none).\n"
 		"# TYPE maglev_vip_datapath_drift gauge\n",
@@ -247,7 +248,7 @@ void readback_metrics(const struct daemon *d, FILE *f)
 
 		if (!w)
 			continue;
-		ctl_format_vip(&v->key, name, sizeof(name));
-		fprintf(f, "maglev_vip_datapath_drift{vip=\"%s\"} %d\n", name, w[0] != 0);
+		metrics_vip_labels(&v->key, name, sizeof(name));
+		fprintf(f, "maglev_vip_datapath_drift{%s} %d\n", name, w[0] != 0);
 	}
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/admit.h"
 #include "datapath/drift.h"
 #include "core/log.h"
 #include "placement.h"
@@ -92,6 +93,7 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 	const uint32_t *prev;
 	struct maglev_err merr;
 	double t0 = now_ms(), t1;
+	bool scaled = admit_scaled(v);
 	int r = 0;
 
 	specs = calloc(v->nbe ? v->nbe : 1, sizeof(*specs));
@@ -105,11 +107,12 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 	for (i = 0; i < v->nbe; i++) {
 		const struct be *b = &v->bes[i];
 
-		if (registry_be_flags(b, HC_ON_FAIL_REPICK) != MAGLEV_BACKEND_F_UP)
+		/* Held (down within settle_ms) stays in: its mark steers new flows. */
+		if (!admit_in_table(b))
 			continue;
 		specs[n].family = b->addr.family;
 		memcpy(specs[n].addr, b->addr.addr, sizeof(specs[n].addr));
-		specs[n].weight = b->weight;
+		specs[n].weight = admit_table_weight(b, scaled);
 		map[n] = b->idx;
 		n++;
 	}
@@ -141,6 +144,7 @@ static int rebuild_table(struct vip *v, const struct registry_ctx *ctx, char *er
 	log_debug("table of VIP %u: build %.3f ms, queued in %.3f ms", v->id, t1 - t0,
 		  now_ms() - t1);
 	v->table_gen++;
+	v->built_seed = ctx->cfg->seed;
 	v->table_slots_used = n;
 	v->digest = drift_table_digest(v, tbl_idx);
 	remember_rendezvous(v, ctx, &specs, n);
@@ -176,6 +180,36 @@ static void index_old(const struct vip *old, bool fill)
 		old_by_idx[old->bes[i].idx] = fill ? &old->bes[i] : NULL;
 }
 
+/*
+ * The table old holds is the one v would build: same placement, seed and
+ * (backend, generation, table weight) in the same order. A change of flags
+ * only (a backend held down for settle_ms, or back within it) then swaps no
+ * table: no slot moves, and a flapping backend costs no rebuild.
+ */
+static bool table_same(const struct vip *old, const struct vip *v, const struct registry_ctx *ctx)
+{
+	bool so, sv;
+	uint32_t i, j;
+
+	if (!old || v->table_forced || !v->table_gen || old->placement != v->placement ||
+	    old->vnodes != v->vnodes || old->second_chance != v->second_chance ||
+	    memcmp(&v->built_seed, &ctx->cfg->seed, sizeof(v->built_seed)))
+		return false;
+	so = admit_scaled(old);
+	sv = admit_scaled(v);
+	for (i = 0, j = 0;; i++, j++) {
+		while (i < old->nbe && !admit_in_table(&old->bes[i]))
+			i++;
+		while (j < v->nbe && !admit_in_table(&v->bes[j]))
+			j++;
+		if (i == old->nbe || j == v->nbe)
+			return i == old->nbe && j == v->nbe;
+		if (old->bes[i].idx != v->bes[j].idx || old->bes[i].gen != v->bes[j].gen ||
+		    admit_table_weight(&old->bes[i], so) != admit_table_weight(&v->bes[j], sv))
+			return false;
+	}
+}
+
 /* The first half of a VIP's change: whatever may come before its new table. */
 static int commit_vip_build(const struct vip *old, struct vip *v, const struct registry_ctx *ctx,
 			    char *err, size_t errlen)
@@ -201,9 +235,10 @@ static int commit_vip_build(const struct vip *old, struct vip *v, const struct r
 		b->dp_flags = f;
 	}
 	index_old(old, false);
-	if (!r)
+	if (!r && !table_same(old, v, ctx))
 		r = rebuild_table(v, ctx, err, errlen);
 	v->dirty = false;
+	v->table_forced = false;
 	return r;
 }
 
@@ -279,6 +314,7 @@ static void take_from_datapath(const struct vip *o, struct vip *n)
 	uint32_t i;
 
 	n->table_gen = o->table_gen;
+	n->built_seed = o->built_seed;
 	n->table_slots_used = o->table_slots_used;
 	n->digest = o->digest;
 	n->sc_until_ms = o->sc_until_ms;

@@ -13,10 +13,14 @@
 
 struct etcd_client {
 	char *eps[ETCD_MAX_ENDPOINTS];
-	int n_eps, cur;
+	int n_eps;
+	atomic_int cur; /* read by another client's etcd_client_follow */
 	char *ca, *cert, *key;
 	atomic_bool *stop;
 	bool maybe_sent; /* the last call's request may have reached etcd */
+	/* etcd_client_abort: the call under way ends, err says why. */
+	atomic_bool abort;
+	char abort_why[300];
 };
 
 struct buf {
@@ -168,7 +172,18 @@ static int progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_of
 	struct etcd_client *cl = arg;
 
 	(void)a, (void)b, (void)c, (void)d;
-	return cl->stop && atomic_load(cl->stop);
+	return (cl->stop && atomic_load(cl->stop)) || atomic_load(&cl->abort);
+}
+
+void etcd_client_abort(struct etcd_client *c, const char *why)
+{
+	snprintf(c->abort_why, sizeof(c->abort_why), "%s", why);
+	atomic_store(&c->abort, true);
+}
+
+void etcd_client_follow(struct etcd_client *c, const struct etcd_client *other)
+{
+	atomic_store(&c->cur, atomic_load(&other->cur) % c->n_eps);
 }
 
 static CURL *easy(struct etcd_client *c, const char *path, const char *body,
@@ -180,6 +195,11 @@ static CURL *easy(struct etcd_client *c, const char *path, const char *body,
 		return NULL;
 	snprintf(url, urlen, "%s%s", c->eps[c->cur], path);
 	*hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+	/* etcd's WithRequireLeader, through the gateway's metadata headers: a
+	 * member cut off from the leader refuses calls and ends watches ("no
+	 * leader") rather than answer from a state that no longer moves.
+	 */
+	*hdrs = curl_slist_append(*hdrs, "Grpc-Metadata-hasleader: true");
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdrs);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
@@ -286,16 +306,20 @@ static void gw_error(json_object *root, const char *what, char *err, size_t errl
 		snprintf(err, errlen, "%s: unexpected answer from etcd", what);
 }
 
-/* POST body to path, trying each endpoint in turn; the parsed answer, or NULL with err. */
-static json_object *post(struct etcd_client *c, const char *path, const char *body, char *err,
-			 size_t errlen)
+/*
+ * POST body to path, trying each endpoint in turn (or only the current one,
+ * with one), each for up to timeout_ms; the parsed answer, or NULL with err.
+ */
+static json_object *post_to(struct etcd_client *c, const char *path, const char *body, bool one,
+			    long timeout_ms, char *err, size_t errlen)
 {
 	struct buf b = {0};
 	json_object *root = NULL;
 	int tries;
 
 	c->maybe_sent = false;
-	for (tries = 0; tries < c->n_eps; tries++) {
+	atomic_store(&c->abort, false);
+	for (tries = 0; tries < (one ? 1 : c->n_eps); tries++) {
 		struct curl_slist *hdrs = NULL;
 		char url[600];
 		CURL *h = easy(c, path, body, &hdrs, url, sizeof(url));
@@ -306,7 +330,7 @@ static json_object *post(struct etcd_client *c, const char *path, const char *bo
 			break;
 		}
 		b.len = 0;
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
 		curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
 		cc = curl_easy_perform(h);
@@ -326,10 +350,43 @@ static json_object *post(struct etcd_client *c, const char *path, const char *bo
 			 b.too_big ? "answer too large" : curl_easy_strerror(cc));
 		if (c->stop && atomic_load(c->stop))
 			break;
-		c->cur = (c->cur + 1) % c->n_eps;
+		if (!one)
+			c->cur = (c->cur + 1) % c->n_eps;
 	}
 	free(b.p);
 	return root;
+}
+
+static json_object *post(struct etcd_client *c, const char *path, const char *body, char *err,
+			 size_t errlen)
+{
+	return post_to(c, path, body, false, 5000, err, errlen);
+}
+
+int etcd_probe(struct etcd_client *c, const char *prefix, long timeout_ms, int64_t *rev, char *err,
+	       size_t errlen)
+{
+	json_object *req = json_object_new_object(), *root = NULL, *hdr;
+	int r = -1;
+
+	if (etcd_add_prefix(req, prefix)) {
+		snprintf(err, errlen, "out of memory");
+		json_object_put(req);
+		return -1;
+	}
+	/* Linearizable (the default): the member asks the leader. */
+	json_object_object_add(req, "count_only", json_object_new_boolean(1));
+	root = post_to(c, "/v3/kv/range", json_object_to_json_string(req), true, timeout_ms, err,
+		       errlen);
+	if (root && json_object_object_get_ex(root, "header", &hdr)) {
+		*rev = jint64(hdr, "revision");
+		r = 0;
+	} else if (root) {
+		gw_error(root, "linearizable read", err, errlen);
+	}
+	json_object_put(root);
+	json_object_put(req);
+	return r;
 }
 
 int etcd_range_prefix(struct etcd_client *c, const char *prefix, struct etcd_kv **kvs, size_t *n,
@@ -510,8 +567,19 @@ static int watch_msg(struct watch_ctx *w, const char *line)
 	size_t i, n;
 	int r;
 
-	if (!root)
-		return 0; /* blank keep-alive line */
+	if (!root) {
+		const char *c = line;
+
+		while (*c == ' ' || *c == '\t' || *c == '\r')
+			c++;
+		if (!*c)
+			return 0; /* blank keep-alive line */
+		/* A message lost to garbling may have carried a change: no
+		 * event after it can be trusted to complete the map.
+		 */
+		snprintf(w->err, w->errlen, "watch: a message from etcd is not JSON (%.60s)", c);
+		return ETCD_WATCH_REREAD;
+	}
 	if (!json_object_object_get_ex(root, "result", &res)) {
 		json_object *e;
 
@@ -599,6 +667,7 @@ int etcd_watch_prefix(struct etcd_client *c, const char *prefix, int64_t start_r
 	CURL *h;
 
 	err[0] = '\0';
+	atomic_store(&c->abort, false);
 	if (etcd_add_prefix(cr, prefix)) {
 		json_object_put(cr);
 		json_object_put(req);
@@ -626,6 +695,8 @@ int etcd_watch_prefix(struct etcd_client *c, const char *prefix, int64_t start_r
 		return 0;
 	if (w.ret < 0)
 		return -1;
+	if (atomic_load(&c->abort))
+		snprintf(err, errlen, "%s: %s", url, c->abort_why);
 	if (!err[0])
 		snprintf(err, errlen, "%s: %s", url,
 			 cc == CURLE_OK ? "watch ended" : curl_easy_strerror(cc));

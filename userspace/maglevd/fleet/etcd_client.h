@@ -50,8 +50,10 @@ struct etcd_watch_msg {
 /*
  * Watch prefix from start_rev, calling cb for each response until cb
  * returns non-zero (its value is returned), the connection ends (-1, err)
- * or stop is set (0).
+ * or stop is set (0). A message that is not JSON ends it with
+ * ETCD_WATCH_REREAD and err saying so: the caller reads everything again.
  */
+#define ETCD_WATCH_REREAD 1
 int etcd_watch_prefix(struct etcd_client *c, const char *prefix, int64_t start_rev,
 		      int (*cb)(const struct etcd_watch_msg *m, void *arg), void *arg, char *err,
 		      size_t errlen);
@@ -80,6 +82,19 @@ int etcd_add_prefix(json_object *o, const char *prefix);
 
 /* The endpoint of the last call that reached etcd. */
 const char *etcd_client_endpoint(const struct etcd_client *c);
+/* Make c's next call go to the endpoint other is on. */
+void etcd_client_follow(struct etcd_client *c, const struct etcd_client *other);
+/* From another thread: end c's call under way (a watch: -1, err = why; the
+ * next call goes to the next endpoint).
+ */
+void etcd_client_abort(struct etcd_client *c, const char *why);
+/*
+ * A linearizable read (count only) of prefix on the current endpoint alone,
+ * within timeout_ms: 0 when that member answers for the cluster (*rev its
+ * revision), -1 with err (no leader, cut off, down).
+ */
+int etcd_probe(struct etcd_client *c, const char *prefix, long timeout_ms, int64_t *rev, char *err,
+	       size_t errlen);
 
 /* base64 (standard alphabet, padded) of len bytes: malloc'ed, NULL when out of memory. */
 char *etcd_b64(const void *data, size_t len);

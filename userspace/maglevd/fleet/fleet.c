@@ -36,9 +36,20 @@ struct wjob {
 	struct wjob *next;
 };
 
+/* Its down verdicts' share of a status value: with the rest (512 VIPs'
+ * digests at most) well under etcd's 1.5 MiB request limit.
+ */
+#define FLEET_STATUS_HEALTH_MAX (1u << 20)
+
 /* Each balancer's status key lives this long without a keepalive. */
 #define FLEET_LEASE_TTL_S 5
 #define FLEET_PUBLISH_MS  1000
+
+/* A linearizable read on the watched member this often, each within the
+ * timeout; two failures in a row leave that member for the next.
+ */
+#define FLEET_PROBE_MS	       1000
+#define FLEET_PROBE_TIMEOUT_MS 2000
 
 /* How long a maglevctl change may wait for etcd and the apply. */
 #define FLEET_WRITE_TIMEOUT_MS 10000
@@ -60,6 +71,19 @@ static struct {
 	struct snapshot *pending;
 	bool connected;
 	char error[400];
+	char endpoint[300]; /* the endpoint the desired state comes from */
+	/* The watch is up (on client's endpoint); when a linearizable read
+	 * last confirmed that the member watched is current (mono_ms, 0:
+	 * never): a full read, or a probe during the watch.
+	 */
+	atomic_bool watching;
+	_Atomic uint64_t confirmed_ms;
+	/* The same for the balancers' statuses (health_scope fleet). */
+	atomic_bool hwatching;
+	_Atomic uint64_t hconfirmed_ms;
+	bool health_fallback; /* the loop's: following the own checks */
+	bool health_cut_logged;
+	struct etcd_client *qclient; /* the probe's */
 	/* The thread's own. */
 	struct etcd_client *client;
 	struct snapshot map;
@@ -96,11 +120,16 @@ static struct {
 	struct etcd_client *pclient;
 	pthread_t pthread;
 	char nodes_prefix[160];
+	/* This balancer as its status names it: host and pin_dir. */
+	char instance[CFG_PATH_MAX + 80];
+	/* Another balancer holds this one's status key (fleet_node): who. */
+	char node_conflict[CFG_PATH_MAX * 2 + 300], conflict_logged[CFG_PATH_MAX * 2 + 300];
 	/* The loop's own. */
 	struct wjob *waiting; /* committed, not applied here yet */
 	struct ev_source src;
 	bool loop_connected;
 	char loop_error[400];
+	char loop_endpoint[300];
 	uint64_t applied_total, refused_total;
 	int64_t counted_rev;		     /* the last revision applied_total counted */
 	uint64_t applied_at_ms;		     /* wall clock: comparable between balancers */
@@ -228,6 +257,7 @@ static void post_map(void)
 	F.pending = c;
 	F.connected = true;
 	F.error[0] = '\0';
+	snprintf(F.endpoint, sizeof(F.endpoint), "%s", etcd_client_endpoint(F.client));
 	pthread_mutex_unlock(&F.lock);
 	wake_loop();
 }
@@ -294,11 +324,110 @@ static void pause_ms(unsigned int ms)
 	}
 }
 
+/*
+ * A full read's keys into *dst, whole or not at all (-ENOMEM: *dst as
+ * before, kvs untouched). MAGLEVD_TEST_FLEET_OOM=N: the first full read of
+ * the desired state runs out of memory at its Nth key (a test hook).
+ */
+static int read_into(struct snapshot *dst, const struct etcd_kv *kvs, size_t n)
+{
+	static long oom_at = -1;
+	struct snapshot s = {0};
+	size_t i;
+
+	if (oom_at < 0) {
+		const char *e = getenv("MAGLEVD_TEST_FLEET_OOM");
+
+		oom_at = e ? atol(e) : 0;
+	}
+	for (i = 0; i < n; i++) {
+		char *k = strdup(kvs[i].key), *v = strdup(kvs[i].value);
+
+		if (dst == &F.map && oom_at > 0 && (long)i + 1 == oom_at) {
+			oom_at = 0;
+			free(k);
+			free(v);
+			k = v = NULL;
+		}
+		if (!k || !v || snap_set(&s, k, v)) {
+			if (!k || !v) {
+				free(k);
+				free(v);
+			}
+			snap_clear(&s);
+			free(s.keys);
+			free(s.vals);
+			return -ENOMEM;
+		}
+	}
+	snap_clear(dst);
+	free(dst->keys);
+	free(dst->vals);
+	dst->keys = s.keys;
+	dst->vals = s.vals;
+	dst->n = s.n;
+	dst->cap = s.cap;
+	return 0;
+}
+
+/*
+ * A watch on a member cut off from the others stays open and silent, and a
+ * member without a leader may still answer from its own, stale, state. So
+ * while the watch is up, a linearizable read on the same member every
+ * FLEET_PROBE_MS confirms it is current (the age of that confirmation is the
+ * input's freshness in status); two failures in a row end the watch, and
+ * the thread moves to the next endpoint.
+ */
+/* One probe of the member c watches prefix on; -1 after two failures in a row (c's watch ended). */
+static void probe_one(struct etcd_client *c, const char *prefix, atomic_bool *watching,
+		      _Atomic uint64_t *confirmed, int *fails)
+{
+	char err[400], why[500];
+	int64_t rev;
+
+	if (!c || !atomic_load(watching)) {
+		*fails = 0;
+		return;
+	}
+	etcd_client_follow(F.qclient, c);
+	if (!etcd_probe(F.qclient, prefix, FLEET_PROBE_TIMEOUT_MS, &rev, err, sizeof(err))) {
+		if (atomic_load(watching))
+			atomic_store(confirmed, mono_ms());
+		*fails = 0;
+		return;
+	}
+	if (++*fails < 2 || atomic_load(&F.stop))
+		return;
+	*fails = 0;
+	snprintf(why, sizeof(why), "linearizable reads failed twice in a row (%s)", err);
+	log_warn("fleet: etcd %s: %s: leaving it for the next endpoint",
+		 etcd_client_endpoint(F.qclient), why);
+	etcd_client_abort(c, why);
+}
+
+static void *probe_thread(void *arg)
+{
+	int fails = 0, hfails = 0;
+
+	(void)arg;
+	while (!atomic_load(&F.stop)) {
+		pause_ms(FLEET_PROBE_MS);
+		probe_one(F.client, F.prefix, &F.watching, &F.confirmed_ms, &fails);
+		probe_one(F.hclient, F.nodes_prefix, &F.hwatching, &F.hconfirmed_ms, &hfails);
+	}
+	return NULL;
+}
+
 static void *fleet_thread(void *arg)
 {
 	char err[400], last[400] = "";
+	pthread_t qthread;
+	bool probing;
 
 	(void)arg;
+	probing = !pthread_create(&qthread, NULL, probe_thread, NULL);
+	if (!probing)
+		log_err("fleet: cannot start the etcd probe: a cut-off member goes unnoticed");
 	while (!atomic_load(&F.stop)) {
 		struct etcd_kv *kvs;
 		bool map_changed;
@@ -328,16 +457,18 @@ static void *fleet_thread(void *arg)
 				;
 			map_changed = j == F.map.n || strcmp(F.map.vals[j], kvs[i].value);
 		}
-		snap_clear(&F.map);
-		for (i = 0; i < n; i++) {
-			char *k = kvs[i].key, *v = kvs[i].value;
-
-			kvs[i].key = NULL;
-			kvs[i].value = NULL;
-			if (snap_set(&F.map, k, v)) {
-				log_err("fleet: out of memory");
-				break;
-			}
+		if (read_into(&F.map, kvs, n)) {
+			/* Half a desired state would delete the VIPs left out:
+			 * keep the one applied, and read again.
+			 */
+			etcd_kvs_free(kvs, n);
+			log_err("fleet: out of memory holding the %zu keys read from etcd: "
+				"nothing applied, reading again",
+				n);
+			snprintf(last, sizeof(last), "out of memory holding the desired state");
+			set_disconnected(last);
+			pause_ms(1000);
+			continue;
 		}
 		/* The revision of the content, not of the store, which the
 		 * balancers' status puts move too: the newest key's, unless a
@@ -354,14 +485,22 @@ static void *fleet_thread(void *arg)
 			F.map.reread = true;
 		}
 		etcd_kvs_free(kvs, n);
+		/* A range is linearizable: the state read was the cluster's. */
+		atomic_store(&F.confirmed_ms, mono_ms());
 		post_map();
+		atomic_store(&F.watching, true);
 		r = etcd_watch_prefix(F.client, F.prefix, rev + 1, on_watch, NULL, err,
 				      sizeof(err));
+		atomic_store(&F.watching, false);
 		if (atomic_load(&F.stop))
 			break;
 		if (r > 0) {
-			log_info("fleet: watch from revision %" PRId64 " compacted: reading again",
-				 F.map.rev + 1);
+			if (err[0])
+				log_warn("fleet: %s: reading everything again", err);
+			else
+				log_info("fleet: watch from revision %" PRId64
+					 " compacted: reading again",
+					 F.map.rev + 1);
 			continue;
 		}
 		log_warn("fleet: watch: %s", err);
@@ -369,6 +508,8 @@ static void *fleet_thread(void *arg)
 		set_disconnected(err);
 		pause_ms(1000);
 	}
+	if (probing)
+		pthread_join(qthread, NULL);
 	return NULL;
 }
 
@@ -597,23 +738,27 @@ static void *health_thread(void *arg)
 			continue;
 		}
 		last[0] = '\0';
-		snap_clear(&F.hmap);
-		for (i = 0; i < n; i++) {
-			char *k = kvs[i].key, *v = kvs[i].value;
-
+		for (i = 0; i < n; i++)
 			if (kvs[i].mod_revision > maxmod)
 				maxmod = kvs[i].mod_revision;
-			kvs[i].key = kvs[i].value = NULL;
-			if (snap_set(&F.hmap, k, v))
-				break;
+		/* Statuses left out would be votes left out: all or none. */
+		if (read_into(&F.hmap, kvs, n)) {
+			etcd_kvs_free(kvs, n);
+			log_err("fleet: out of memory holding the balancers' verdicts: reading "
+				"again");
+			pause_ms(1000);
+			continue;
 		}
 		etcd_kvs_free(kvs, n);
+		atomic_store(&F.hconfirmed_ms, mono_ms());
 		/* The content's revision, as for the desired state: the same on
 		 * every balancer that holds the same statuses.
 		 */
 		post_hnodes(maxmod ? maxmod : rev);
+		atomic_store(&F.hwatching, true);
 		r = etcd_watch_prefix(F.hclient, F.nodes_prefix, rev + 1, on_nodes_watch, NULL, err,
 				      sizeof(err));
+		atomic_store(&F.hwatching, false);
 		if (atomic_load(&F.stop))
 			break;
 		if (r > 0)
@@ -637,44 +782,196 @@ static void pause_kick(unsigned int ms)
 	}
 }
 
+/* The lease the status key lives under, 0 while there is none: the
+ * publisher grants it, the keepalive thread keeps it alive or, when etcd
+ * says it expired, sets it to 0.
+ */
+static _Atomic int64_t status_lease;
+
+/*
+ * Keep the status lease alive every FLEET_PUBLISH_MS on a client of its
+ * own: the publisher's puts and reads may each block up to 5 s (a member
+ * that accepts but does not answer), as long as the lease lives.
+ */
+static void *keepalive_thread(void *arg)
+{
+	struct etcd_client *c = arg;
+	char err[400];
+
+	while (!atomic_load(&F.stop)) {
+		int64_t id = atomic_load(&status_lease), ttl;
+
+		/* An error says nothing of the lease: it may live, try again. */
+		if (id && !etcd_lease_keepalive(c, id, &ttl, err, sizeof(err)) && !ttl)
+			atomic_compare_exchange_strong(&status_lease, &id, 0);
+		pause_ms(FLEET_PUBLISH_MS);
+	}
+	return NULL;
+}
+
+/* A txn of one put of key = text under lease if cmp holds, else a read of key. */
+static char *publish_txn(const char *key, const char *text, int64_t lease, json_object *cmp)
+{
+	json_object *txn = json_object_new_object(), *cmps = json_object_new_array(),
+		    *ok = json_object_new_array(), *fail = json_object_new_array(),
+		    *put = json_object_new_object(), *rr = json_object_new_object(),
+		    *op = json_object_new_object(), *fop = json_object_new_object();
+	char *body;
+
+	json_object_object_add(cmp, "key", b64str(key));
+	json_object_array_add(cmps, cmp);
+	json_object_object_add(put, "key", b64str(key));
+	json_object_object_add(put, "value", b64str(text));
+	json_object_object_add(put, "lease", json_object_new_int64(lease));
+	json_object_object_add(op, "request_put", put);
+	json_object_array_add(ok, op);
+	json_object_object_add(rr, "key", b64str(key));
+	json_object_object_add(fop, "request_range", rr);
+	json_object_array_add(fail, fop);
+	json_object_object_add(txn, "compare", cmps);
+	json_object_object_add(txn, "success", ok);
+	json_object_object_add(txn, "failure", fail);
+	body = strdup(json_object_to_json_string_ext(txn, JSON_C_TO_STRING_PLAIN));
+	json_object_put(txn);
+	return body;
+}
+
+/* The "instance" member of a status value ("?" if none). */
+static void status_instance(const char *value, char *out, size_t len)
+{
+	json_object *o = json_tokener_parse(value), *m;
+
+	snprintf(out, len, "%s",
+		 o && json_object_object_get_ex(o, "instance", &m) ? json_object_get_string(m)
+								   : "?");
+	json_object_put(o);
+}
+
+/*
+ * Put this balancer's status under its lease, unless another balancer with
+ * the same fleet_node holds the key: a put only over a key of this lease,
+ * none, or this balancer's own (its instance: the same host and pin_dir, a
+ * previous life of it whose lease has not expired yet). 0 published, 1
+ * held by another (F.node_conflict says by whom), -1 with err.
+ */
+static int publish(const char *key, const char *text, int64_t lease, char *err, size_t errlen)
+{
+	json_object *cmp = json_object_new_object();
+	struct etcd_kv got;
+	char other[300];
+	int64_t rev;
+	bool ok;
+	char *body;
+	int r;
+
+	json_object_object_add(cmp, "target", json_object_new_string("LEASE"));
+	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
+	json_object_object_add(cmp, "lease", json_object_new_int64(lease));
+	body = publish_txn(key, text, lease, cmp);
+	r = body ? etcd_txn(F.pclient, body, &rev, &ok, &got, err, errlen) : -1;
+	free(body);
+	if (r || ok) {
+		if (!r) {
+			free(got.key);
+			free(got.value);
+		}
+		return r;
+	}
+	status_instance(got.key ? got.value : "{}", other, sizeof(other));
+	if (got.key && strcmp(other, F.instance)) {
+		pthread_mutex_lock(&F.lock);
+		snprintf(F.node_conflict, sizeof(F.node_conflict),
+			 "fleet_node %s is taken by another balancer (%s); this one (%s) does "
+			 "not publish its status: give each balancer its own fleet_node",
+			 key + strlen(F.nodes_prefix), other, F.instance);
+		pthread_mutex_unlock(&F.lock);
+		free(got.key);
+		free(got.value);
+		return 1;
+	}
+	/* Gone, or this balancer's own from before: take it, unless it moved. */
+	cmp = json_object_new_object();
+	json_object_object_add(cmp, "target", json_object_new_string("MOD"));
+	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
+	json_object_object_add(cmp, "mod_revision",
+			       json_object_new_int64(got.key ? got.mod_revision : 0));
+	free(got.key);
+	free(got.value);
+	body = publish_txn(key, text, lease, cmp);
+	r = body ? etcd_txn(F.pclient, body, &rev, &ok, &got, err, errlen) : -1;
+	free(body);
+	if (r)
+		return r;
+	free(got.key);
+	free(got.value);
+	if (!ok) {
+		snprintf(err, errlen, "status key %.300s changed while taking it: trying again",
+			 key);
+		return -1;
+	}
+	return 0;
+}
+
 static void *publisher_thread(void *arg)
 {
+	struct daemon *d = arg;
+	struct etcd_tls tls = {d->cfg.fleet_ca, d->cfg.fleet_cert, d->cfg.fleet_key};
+	struct etcd_client *kclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	char key[400], err[400], *published = NULL;
-	int64_t lease = 0, ttl;
-	uint64_t alive_ms = 0;
+	int64_t lease = 0;
+	uint64_t put_ms = 0;
+	pthread_t kthread;
+	bool kalive;
 
-	(void)arg;
-	snprintf(key, sizeof(key), "%s%s", F.nodes_prefix, ((struct daemon *)arg)->cfg.fleet_node);
+	snprintf(key, sizeof(key), "%s%s", F.nodes_prefix, d->cfg.fleet_node);
+	kalive = kclient && !pthread_create(&kthread, NULL, keepalive_thread, kclient);
+	if (!kalive)
+		log_err("fleet: cannot start the lease keepalive: the status key will expire");
 	while (!atomic_load(&F.stop)) {
 		json_object *nodes;
 		char *text = NULL;
 		int64_t rev;
+		bool held = false;
+		int r;
 
 		pthread_mutex_lock(&F.lock);
 		if (F.status)
 			text = strdup(F.status);
 		pthread_mutex_unlock(&F.lock);
 		err[0] = '\0';
+		if (lease && !atomic_load(&status_lease))
+			lease = 0; /* expired: the keepalive thread heard so */
 		if (!lease &&
 		    etcd_lease_grant(F.pclient, FLEET_LEASE_TTL_S, &lease, err, sizeof(err))) {
 			lease = 0;
+		} else if (text && published && strcmp(text, published) &&
+			   mono_ms() - put_ms < FLEET_PUBLISH_MS) {
+			/* One put a second at most: a flapping backend's changes
+			 * are coalesced, etcd's history grows by a second's worth.
+			 */
+			held = true;
 		} else if (text && (!published || strcmp(text, published))) {
-			if (etcd_put(F.pclient, key, text, lease, err, sizeof(err))) {
+			atomic_store(&status_lease, lease);
+			put_ms = mono_ms();
+			r = publish(key, text, lease, err, sizeof(err));
+			if (r < 0) {
 				lease = 0; /* expired, or etcd lost: start again */
-			} else {
+			} else if (!r) {
+				if (F.node_conflict[0]) {
+					log_info("fleet: status key %s free again: publishing",
+						 key);
+					pthread_mutex_lock(&F.lock);
+					F.node_conflict[0] = '\0';
+					pthread_mutex_unlock(&F.lock);
+				}
 				free(published);
 				published = text;
 				text = NULL;
-				alive_ms = mono_ms();
+			} else if (strcmp(F.node_conflict, F.conflict_logged)) {
+				log_err("fleet: %s", F.node_conflict);
+				snprintf(F.conflict_logged, sizeof(F.conflict_logged), "%s",
+					 F.node_conflict);
 			}
-		} else if (mono_ms() - alive_ms < FLEET_PUBLISH_MS) {
-			/* kept alive recently enough */
-		} else if (etcd_lease_keepalive(F.pclient, lease, &ttl, err, sizeof(err)) || !ttl) {
-			lease = 0;
-			free(published);
-			published = NULL;
-		} else {
-			alive_ms = mono_ms();
 		}
 		if (!lease) {
 			free(published);
@@ -696,8 +993,17 @@ static void *publisher_thread(void *arg)
 		snprintf(F.nodes_error, sizeof(F.nodes_error), "%s", err);
 		pthread_mutex_unlock(&F.lock);
 		/* Sooner while the status waits to be published. */
-		pause_kick(lease && published ? FLEET_PUBLISH_MS : 200);
+		if (held)
+			pause_ms((unsigned int)(FLEET_PUBLISH_MS -
+						(mono_ms() - put_ms) % FLEET_PUBLISH_MS));
+		else
+			pause_kick(lease && (published || F.node_conflict[0]) ? FLEET_PUBLISH_MS
+									      : 200);
 	}
+	atomic_store(&status_lease, 0);
+	if (kalive)
+		pthread_join(kthread, NULL);
+	etcd_client_free(kclient);
 	if (lease)
 		etcd_lease_revoke(F.pclient, lease); /* a clean stop: gone at once */
 	free(published);
@@ -713,9 +1019,38 @@ static void *publisher_thread(void *arg)
 static void health_from_fleet(struct daemon *d)
 {
 	json_object *nodes = NULL;
+	uint64_t age, max = d->cfg.health_fleet_max_age_ms;
+	bool stale;
 
 	if (!fleet_health_on(d))
 		return;
+	/* The fleet's verdicts frozen for longer than the limit (etcd lost):
+	 * a backend that died meanwhile would stay in every table. Follow the
+	 * own checks until the input is fresh again.
+	 */
+	age = fleet_health_age_ms(d);
+	stale = max && age > max;
+	if (stale != F.health_fallback) {
+		if (stale)
+			log_warn("health: the balancers' verdicts were last confirmed %" PRIu64
+				 " ms ago (health_fleet_max_age_ms %" PRIu64
+				 "): following this balancer's own checks",
+				 age, max);
+		else
+			log_info("health: the balancers' verdicts are fresh again: following "
+				 "the fleet's quorum");
+		F.health_fallback = stale;
+		/* Either way, what the new source says is applied at once. */
+		F.health_gen = 0;
+		F.health_commits = UINT64_MAX;
+	}
+	if (stale) {
+		if (d->commits != F.health_commits || fleet_health_changed_local()) {
+			fleet_health_apply(d, NULL, true);
+			F.health_commits = d->commits;
+		}
+		return;
+	}
 	pthread_mutex_lock(&F.lock);
 	if (F.hnodes && (F.hnodes_gen != F.health_gen || d->commits != F.health_commits)) {
 		nodes = json_object_get(F.hnodes);
@@ -724,7 +1059,7 @@ static void health_from_fleet(struct daemon *d)
 	pthread_mutex_unlock(&F.lock);
 	if (!nodes)
 		return;
-	fleet_health_apply(d, nodes);
+	fleet_health_apply(d, nodes, false);
 	F.health_commits = d->commits;
 	json_object_put(nodes);
 }
@@ -792,6 +1127,8 @@ void fleet_tick(struct daemon *d)
 	dg = json_object_new_object();
 	json_object_object_add(o, "node", json_object_new_string(d->cfg.fleet_node));
 	json_object_object_add(o, "version", json_object_new_string(MAGLEV_VERSION));
+	json_object_object_add(o, "instance", json_object_new_string(F.instance));
+	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
 	json_object_object_add(o, "revision", json_object_new_uint64(d->reg->fleet_rev));
 	drift_hex(drift_vips_digest(d->reg), hex);
 	json_object_object_add(o, "vips_digest", json_object_new_string(hex));
@@ -811,8 +1148,21 @@ void fleet_tick(struct daemon *d)
 	json_object_object_add(o, "digests", dg);
 	json_object_object_add(o, "health_scope",
 			       json_object_new_string(fleet_health_on(d) ? "fleet" : "local"));
-	if (fleet_health_on(d))
-		json_object_object_add(o, "health", fleet_health_publish(d));
+	if (fleet_health_on(d)) {
+		bool cut;
+
+		json_object_object_add(o, "health_down_only", json_object_new_boolean(1));
+		json_object_object_add(o, "health",
+				       fleet_health_publish(d, FLEET_STATUS_HEALTH_MAX, &cut));
+		if (cut) {
+			json_object_object_add(o, "health_truncated", json_object_new_boolean(1));
+			if (!F.health_cut_logged)
+				log_warn("fleet: this balancer's down verdicts pass %u bytes: the "
+					 "rest are left out of its status (counted as up)",
+					 FLEET_STATUS_HEALTH_MAX);
+		}
+		F.health_cut_logged = cut;
+	}
 	t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	pthread_mutex_lock(&F.lock);
 	if (!F.status || strcmp(F.status, t)) {
@@ -872,6 +1222,10 @@ static char *vip_value(const struct vip *v, char *name, size_t namelen)
 		json_object_object_add(add, "second_chance", json_object_new_boolean(1));
 	if (json_object_object_get_ex(o, "balance_factor", &m))
 		json_object_object_add(add, "balance_factor", json_object_get(m));
+	if (json_object_object_get_ex(o, "slow_start_ms", &m))
+		json_object_object_add(add, "slow_start_ms", json_object_get(m));
+	if (json_object_object_get_ex(o, "hot_threshold", &m))
+		json_object_object_add(add, "hot_threshold", json_object_get(m));
 	/* The overrides the state file holds, as the request members that set them. */
 	if (json_object_object_get_ex(o, "check", &m))
 		for (i = 0; i < HC_NFIELDS; i++) {
@@ -1234,6 +1588,7 @@ static void on_wake(struct daemon *d, struct ev_source *src, uint32_t events)
 			 F.connected ? "" : ": ", F.connected ? "" : F.error);
 	F.loop_connected = F.connected;
 	snprintf(F.loop_error, sizeof(F.loop_error), "%s", F.error);
+	snprintf(F.loop_endpoint, sizeof(F.loop_endpoint), "%s", F.endpoint);
 	pthread_mutex_unlock(&F.lock);
 	if (s)
 		apply(d, s);
@@ -1268,18 +1623,26 @@ int fleet_start(struct daemon *d, char *err, size_t errlen)
 	F.client = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	F.wclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	F.pclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
+	F.qclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	if (fleet_health_on(d))
 		F.hclient = etcd_client_new(d->cfg.fleet_etcd, &tls, &F.stop);
 	snprintf(F.nodes_prefix, sizeof(F.nodes_prefix), "%s" FLEET_NODES, d->cfg.fleet_prefix);
 	snprintf(F.changed_key, sizeof(F.changed_key), "%s" FLEET_CHANGED, d->cfg.fleet_prefix);
 	snprintf(F.writes_key, sizeof(F.writes_key), "%s" FLEET_WRITES "%s", d->cfg.fleet_prefix,
 		 d->cfg.fleet_node);
+	{
+		char host[256] = "?";
+
+		gethostname(host, sizeof(host) - 1);
+		snprintf(F.instance, sizeof(F.instance), "host %s pin_dir %s", host,
+			 d->cfg.pin_dir);
+	}
 	F.map.rev = (int64_t)d->reg->fleet_rev;
 	fleet_tick(d);
 	F.src.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	F.src.cb = on_wake;
-	if (!F.client || !F.wclient || !F.pclient || (fleet_health_on(d) && !F.hclient) ||
-	    F.src.fd < 0 || ev_add(d, &F.src, EPOLLIN)) {
+	if (!F.client || !F.wclient || !F.pclient || !F.qclient ||
+	    (fleet_health_on(d) && !F.hclient) || F.src.fd < 0 || ev_add(d, &F.src, EPOLLIN)) {
 		snprintf(err, errlen, "fleet: cannot set up the etcd client: %s", strerror(errno));
 		return -1;
 	}
@@ -1341,6 +1704,7 @@ void fleet_stop(struct daemon *d)
 	etcd_client_free(F.client);
 	etcd_client_free(F.wclient);
 	etcd_client_free(F.pclient);
+	etcd_client_free(F.qclient);
 	etcd_client_free(F.hclient);
 	snap_clear(&F.hmap);
 	free(F.hmap.keys);
@@ -1348,6 +1712,23 @@ void fleet_stop(struct daemon *d)
 	json_object_put(F.hnodes);
 	json_object_put(F.nodes);
 	free(F.status);
+}
+
+uint64_t fleet_health_age_ms(const struct daemon *d)
+{
+	uint64_t t = atomic_load(&F.hconfirmed_ms);
+
+	return mono_ms() - (t ? t : d->start_ms);
+}
+
+uint64_t fleet_input_age_ms(const struct daemon *d)
+{
+	uint64_t t = atomic_load(&F.confirmed_ms);
+
+	/* Never confirmed: as old as this maglevd (what it holds came from the
+	 * state file).
+	 */
+	return mono_ms() - (t ? t : d->start_ms);
 }
 
 json_object *fleet_json(struct daemon *d)
@@ -1364,6 +1745,10 @@ json_object *fleet_json(struct daemon *d)
 	if (!F.loop_connected)
 		json_object_object_add(o, "error", json_object_new_string(F.loop_error));
 	json_object_object_add(o, "revision", json_object_new_uint64(d->reg->fleet_rev));
+	json_object_object_add(o, "endpoint", json_object_new_string(F.loop_endpoint));
+	json_object_object_add(o, "input_age_ms", json_object_new_uint64(fleet_input_age_ms(d)));
+	json_object_object_add(o, "input_confirmed",
+			       json_object_new_boolean(atomic_load(&F.confirmed_ms) != 0));
 	json_object_object_add(o, "applied", json_object_new_uint64(F.applied_total));
 	if (F.applied_at_ms)
 		json_object_object_add(o, "applied_at_ms", json_object_new_uint64(F.applied_at_ms));
@@ -1375,7 +1760,15 @@ json_object *fleet_json(struct daemon *d)
 		json_object_object_add(o, "health", fleet_health_json(d, F.hnodes));
 		json_object_object_add(o, "health_revision", json_object_new_int64(F.hnodes_rev));
 		pthread_mutex_unlock(&F.lock);
+		json_object_object_add(o, "health_input_age_ms",
+				       json_object_new_uint64(fleet_health_age_ms(d)));
+		json_object_object_add(o, "health_fallback",
+				       json_object_new_boolean(F.health_fallback));
 	}
+	pthread_mutex_lock(&F.lock);
+	if (F.node_conflict[0])
+		json_object_object_add(o, "node_conflict", json_object_new_string(F.node_conflict));
+	pthread_mutex_unlock(&F.lock);
 	if (F.refused_error[0]) {
 		json_object_object_add(o, "refused_revision", json_object_new_int64(F.refused_rev));
 		json_object_object_add(o, "refused_error", json_object_new_string(F.refused_error));
@@ -1388,17 +1781,40 @@ void fleet_metrics(struct daemon *d, FILE *f)
 	if (!fleet_enabled(d))
 		return;
 	fprintf(f,
-		"# HELP maglevd_fleet_connected 1 while the etcd watch of the desired state is "
-		"up.\n# TYPE maglevd_fleet_connected gauge\nmaglevd_fleet_connected %d\n",
+		"# HELP maglev_fleet_connected 1 while the etcd watch of the desired state is "
+		"up.\n# TYPE maglev_fleet_connected gauge\nmaglev_fleet_connected %d\n",
 		F.loop_connected);
 	fprintf(f,
-		"# HELP maglevd_fleet_revision The etcd revision of the desired state applied.\n"
-		"# TYPE maglevd_fleet_revision gauge\nmaglevd_fleet_revision %" PRIu64 "\n",
+		"# HELP maglev_fleet_revision The etcd revision of the desired state applied.\n"
+		"# TYPE maglev_fleet_revision gauge\nmaglev_fleet_revision %" PRIu64 "\n",
 		d->reg->fleet_rev);
 	fprintf(f,
-		"# HELP maglevd_fleet_revisions_total Desired states from etcd by result.\n"
-		"# TYPE maglevd_fleet_revisions_total counter\n"
-		"maglevd_fleet_revisions_total{result=\"applied\"} %" PRIu64 "\n"
-		"maglevd_fleet_revisions_total{result=\"refused\"} %" PRIu64 "\n",
+		"# HELP maglev_fleet_revisions_total Desired states from etcd by result.\n"
+		"# TYPE maglev_fleet_revisions_total counter\n"
+		"maglev_fleet_revisions_total{result=\"applied\"} %" PRIu64 "\n"
+		"maglev_fleet_revisions_total{result=\"refused\"} %" PRIu64 "\n",
 		F.applied_total, F.refused_total);
+	fprintf(f,
+		"# HELP maglev_fleet_input_age_seconds Age of the last linearizable read that "
+		"confirmed the desired state watched is etcd's (since the start if none).\n"
+		"# TYPE maglev_fleet_input_age_seconds gauge\nmaglev_fleet_input_age_seconds "
+		"%.3f\n",
+		(double)fleet_input_age_ms(d) / 1000);
+	if (fleet_health_on(d))
+		fprintf(f,
+			"# HELP maglev_fleet_health_fallback 1 while the balancers' verdicts are "
+			"older than health_fleet_max_age_ms and this balancer follows its own "
+			"checks.\n# TYPE maglev_fleet_health_fallback gauge\n"
+			"maglev_fleet_health_fallback %d\n"
+			"# HELP maglev_fleet_health_input_age_seconds Age of the last "
+			"linearizable "
+			"read that confirmed the balancers' verdicts.\n"
+			"# TYPE maglev_fleet_health_input_age_seconds gauge\n"
+			"maglev_fleet_health_input_age_seconds %.3f\n",
+			F.health_fallback, (double)fleet_health_age_ms(d) / 1000);
+	fprintf(f,
+		"# HELP maglev_fleet_node_conflict 1 while another balancer holds this one's "
+		"status key (the same fleet_node): this one does not publish.\n"
+		"# TYPE maglev_fleet_node_conflict gauge\nmaglev_fleet_node_conflict %d\n",
+		F.node_conflict[0] != '\0');
 }

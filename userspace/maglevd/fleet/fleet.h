@@ -41,6 +41,13 @@ json_object *fleet_nodes_json(struct daemon *d);
 /* The "fleet" member of status. */
 json_object *fleet_json(struct daemon *d);
 void fleet_metrics(struct daemon *d, FILE *f);
+/* How old the desired state is: since the last linearizable read that
+ * confirmed it (a full read, or the watched member's probe), or since the
+ * start if none.
+ */
+uint64_t fleet_input_age_ms(const struct daemon *d);
+/* The same for the balancers' statuses (health_scope fleet). */
+uint64_t fleet_health_age_ms(const struct daemon *d);
 
 /*
  * A change made with maglevctl in fleet mode (requests.c): next is the

@@ -28,14 +28,22 @@ bool health_local_up(const struct daemon *d, const struct be *b);
 void fleet_health_local(const struct vip *v, const struct be *b, bool up, const char *why);
 /* True once since the last call when a local verdict changed (publish soon). */
 bool fleet_health_changed(void);
-/* This balancer's verdicts as published: {"VIP": {"backend": "up"|"down"}}. */
-json_object *fleet_health_publish(const struct daemon *d);
+/*
+ * This balancer's verdicts as published: {"VIP": {"backend": "down"}}, the
+ * backends it sees down only (up is what a voter that names no verdict
+ * counts as), within about budget bytes of JSON: past it, the rest is left
+ * out (counted as up) and *truncated set.
+ */
+json_object *fleet_health_publish(const struct daemon *d, size_t budget, bool *truncated);
 /*
  * Apply the fleet's verdicts computed from nodes (every live balancer's
  * status, as read from etcd) to the live registry: one commit for all that
- * changed. Nothing changes while no status was read (nodes NULL).
+ * changed. Nothing changes while no status was read (nodes NULL). own: this
+ * balancer's own verdicts instead (the fleet's input is too old).
  */
-void fleet_health_apply(struct daemon *d, json_object *nodes);
+void fleet_health_apply(struct daemon *d, json_object *nodes, bool own);
+/* True once since the last call when a local verdict changed (apply soon). */
+bool fleet_health_changed_local(void);
 /* Each backend's view by balancer and the fleet's verdict (fleet status, status -j). */
 json_object *fleet_health_json(const struct daemon *d, json_object *nodes);
 

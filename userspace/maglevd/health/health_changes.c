@@ -13,7 +13,7 @@
 struct health_change {
 	char vip[CTL_ADDR_STRLEN], be[CTL_ADDR_STRLEN];
 	bool up;
-	char why[128];
+	char why[192];
 };
 
 struct health_changes {

@@ -15,6 +15,8 @@
 #include "fleet/fleet_health.h"
 #include "health/health_changes.h"
 #include "core/log.h"
+#include "health/admission.h"
+#include "model/admit.h"
 
 struct verdict {
 	uint32_t vip_id, idx, gen;
@@ -67,22 +69,29 @@ void health_verdict(uint32_t vip_id, uint32_t idx, uint32_t gen, bool up, const 
 /* Flip the backends of v that have a verdict, each noted in cs for the log;
  * returns how many changed.
  */
-static uint32_t apply_vip(struct vip *v, struct health_changes *cs)
+static uint32_t apply_vip(const struct daemon *d, struct vip *v, struct health_changes *cs)
 {
-	char why[sizeof(q->why) + 2];
+	char why[sizeof(q->why) + 72], note[64];
+	uint64_t now = mono_ms();
 	uint32_t i, n = 0;
+	/* Judged before this batch: one VIP's backends returning together to an
+	 * empty table ramp none.
+	 */
+	bool serving = admit_serving(v);
 
 	for (i = 0; i < v->nbe; i++) {
 		struct be *b = &v->bes[i];
 		const struct verdict *w = pos[b->idx] ? &q[pos[b->idx] - 1] : NULL;
 
-		/* A verdict for an index since given to another backend is stale. */
-		if (!w || w->gen != b->gen || w->vip_id != v->id || w->up == b->up)
+		/* A verdict for an index since given to another backend is stale;
+		 * one that is its checks' state already is no change.
+		 */
+		if (!w || w->gen != b->gen || w->vip_id != v->id || !admission_changes(b, w->up))
 			continue;
-		b->up = w->up;
-		b->start_down = false;
 		n++;
-		snprintf(why, sizeof(why), "(%s)", w->why);
+		if (!admission_apply(d, v, b, w->up, serving, now, note, sizeof(note)))
+			continue;
+		snprintf(why, sizeof(why), "(%s%s)", w->why, note);
 		health_changes_add(cs, v, b, w->up, why);
 	}
 	if (n)
@@ -156,7 +165,7 @@ void health_verdicts_apply(struct daemon *d)
 		if (!v || seen[v->id])
 			continue;
 		seen[v->id] = true;
-		c = apply_vip(v, cs);
+		c = apply_vip(d, v, cs);
 		n += c;
 		nvips += c > 0;
 		if (c)

@@ -1,34 +1,46 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Prometheus text exposition (format 0.0.4) over a minimal HTTP/1.0 server:
- * GET /metrics answers with every counter, rendered off the event loop
- * (metrics_snap.h); anything else gets 404.
+ * The metrics endpoint on libmicrohttpd: GET /metrics (Prometheus text
+ * format 0.0.4), /-/healthy and /-/ready, over HTTP or HTTPS with basic
+ * authentication from a web config (web_config.h). libmicrohttpd runs its own
+ * threads, one per connection: a slow or hostile client holds a thread of its
+ * own, never the event loop. A connection that wants a scrape asks the loop
+ * through an eventfd; the loop takes the snapshot and a render thread formats
+ * it (metrics_snap.h); every connection that asked meanwhile gets that same
+ * answer, shared, not copied.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl_proto.h"
 #include "core/log.h"
 #include "metrics/metrics_snap.h"
-#include "core/stream.h"
+#include "metrics/web_config.h"
 
-#define METRICS_CLIENT_TIMEOUT_MS 5000
-#define METRICS_MAX_REQUEST	  8192
+/* A client idle this long is dropped (libmicrohttpd counts whole seconds). */
+#define METRICS_CLIENT_TIMEOUT_S 5
+/* A request's header, its memory all told. */
+#define METRICS_CONN_MEMORY (32 * 1024)
+/* Of METRICS_MAX_CLIENTS, what one address may hold: one host cannot take them all. */
+#define METRICS_PER_IP_CLIENTS 16
 /* A scrape's answer may take this long (65,535 backends: about a second). */
 #define METRICS_RENDER_TIMEOUT_MS 30000
+/* /-/ready: the event loop answers within this. */
+#define METRICS_READY_TIMEOUT_MS 2000
 
-static struct ev_source listener = {.fd = -1};
 static uint64_t last_sample_ms;
-static struct stream_pool metrics_clients = {.max = METRICS_MAX_CLIENTS, .name = "metrics"};
 
 /* Every backend's counters by index, read in batches (1.5 MiB, kept). */
 static struct maglev_backend_stats *be_stats;
@@ -40,56 +52,70 @@ static bool all_backend_stats(struct daemon *d)
 	return be_stats && !maglev_dp_backend_stats_all(d->dp, be_stats);
 }
 
-static const char http_500[] = "HTTP/1.0 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n";
+/* One scrape's text, shared by the connections that answer with it. */
+struct body {
+	unsigned int refs; /* under sh.lock */
+	size_t len;
+	char *text;
+};
+
+/*
+ * What the connections' threads and the loop share, under lock: a scrape
+ * wanted, the scrapes finished and the last one's answer, the readiness
+ * pings and the loop's answers.
+ */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* on CLOCK_MONOTONIC */
+	bool scrape_wanted, stopping, cond_ready;
+	uint64_t scrapes_done;
+	struct body *last; /* NULL: the last scrape failed */
+	uint64_t pings, pongs;
+	bool loop_ready;
+} sh = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static struct MHD_Daemon *mhd;
+static struct web_config web;
+static struct ev_source req_src = {.fd = -1};
+
+static void body_put(struct body *b)
+{
+	if (b && !--b->refs) {
+		free(b->text);
+		free(b);
+	}
+}
+
+static void body_release(void *cls)
+{
+	pthread_mutex_lock(&sh.lock);
+	body_put(cls);
+	pthread_mutex_unlock(&sh.lock);
+}
 
 /*
  * One scrape in flight: the loop takes the snapshot, a thread of its own
- * reads the datapath and formats (the slow part), then signals done; every
- * client that asked meanwhile gets the same answer. From pthread_create()
- * to pthread_join() the thread owns job (the loop reads job.running only)
- * and touches nothing else of the daemon but the locked flow counts.
+ * reads the datapath and formats (the slow part), then signals done. From
+ * pthread_create() to pthread_join() the thread owns job (the loop reads
+ * job.running only) and touches nothing else of the daemon but the locked
+ * flow counts.
  */
 static struct {
 	bool running;
 	pthread_t thread;
 	struct metrics_snap *snap;
 	struct maglev_dp *dp;
-	char *resp; /* the thread's result, the whole HTTP answer, read after pthread_join() */
+	char *text; /* the thread's result, read after pthread_join() */
 	size_t len;
 } job;
 static struct ev_source done_src = {.fd = -1};
 
-/* The whole answer, header and body, in one buffer: built here, not on the loop. */
-static char *http_200(const char *body, size_t blen, size_t *out_len)
-{
-	char head[256], *out;
-	int n;
-
-	n = snprintf(head, sizeof(head),
-		     "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4; "
-		     "charset=utf-8\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-		     blen);
-	if (n < 0 || (size_t)n >= sizeof(head))
-		return NULL;
-	out = malloc((size_t)n + blen);
-	if (!out)
-		return NULL;
-	memcpy(out, head, (size_t)n);
-	memcpy(out + n, body, blen);
-	*out_len = (size_t)n + blen;
-	return out;
-}
-
 static void *render_thread(void *arg)
 {
 	uint64_t one = 1;
-	size_t blen = 0;
-	char *body;
 
 	(void)arg;
-	body = metrics_snap_render(job.snap, job.dp, &blen);
-	job.resp = body ? http_200(body, blen, &job.len) : NULL;
-	free(body);
+	job.text = metrics_snap_render(job.snap, job.dp, &job.len);
 	if (write(done_src.fd, &one, sizeof(one)) != sizeof(one))
 		log_warn("metrics: cannot signal a finished scrape: %s", strerror(errno));
 	return NULL;
@@ -103,22 +129,36 @@ static void job_join(void)
 	job.snap = NULL;
 }
 
+/* A scrape is over (text NULL: it failed): every connection waiting gets it. */
+static void publish(char *text, size_t len)
+{
+	struct body *b = text ? calloc(1, sizeof(*b)) : NULL;
+
+	if (b) {
+		b->refs = 1;
+		b->text = text;
+		b->len = len;
+	} else {
+		free(text);
+	}
+	pthread_mutex_lock(&sh.lock);
+	body_put(sh.last);
+	sh.last = b;
+	sh.scrapes_done++;
+	sh.scrape_wanted = false;
+	pthread_cond_broadcast(&sh.cond);
+	pthread_mutex_unlock(&sh.lock);
+}
+
 static void on_done(struct daemon *d, struct ev_source *src, uint32_t events)
 {
 	uint64_t n;
-	char *resp;
 
 	if (read(src->fd, &n, sizeof(n)) != sizeof(n) || !job.running)
 		return;
 	job_join();
-	resp = job.resp;
-	job.resp = NULL;
-	if (!resp) {
-		resp = strdup(http_500);
-		job.len = resp ? strlen(resp) : 0;
-	}
-	if (resp)
-		stream_answer_deferred(d, &metrics_clients, resp, job.len);
+	publish(job.text, job.len);
+	job.text = NULL;
 }
 
 /* Start a scrape unless one is in flight; 0 or -errno. */
@@ -143,7 +183,7 @@ static int job_start(struct daemon *d)
 	if (!job.snap)
 		return -ENOMEM;
 	job.dp = d->dp;
-	job.resp = NULL;
+	job.text = NULL;
 	r = pthread_create(&job.thread, NULL, render_thread, NULL);
 	if (r) {
 		metrics_snap_free(job.snap);
@@ -158,8 +198,8 @@ void metrics_scrape_join(struct daemon *d)
 {
 	if (job.running) {
 		job_join();
-		free(job.resp);
-		job.resp = NULL;
+		free(job.text);
+		job.text = NULL;
 	}
 	if (done_src.fd >= 0) {
 		ev_del(d, &done_src);
@@ -168,50 +208,177 @@ void metrics_scrape_join(struct daemon *d)
 	}
 }
 
-static void metrics_answer(struct daemon *d, int fd, const char *in, size_t len, char **out,
-			   size_t *out_len)
+/* On the loop: what the connections asked for since the last time. */
+static void on_request(struct daemon *d, struct ev_source *src, uint32_t events)
 {
-	int n;
+	uint64_t n;
+	bool want;
 
-	if ((len >= 13 && !strncmp(in, "GET /metrics ", 13)) ||
-	    (len >= 13 && !strncmp(in, "GET /metrics?", 13))) {
-		if (job_start(d)) {
-			*out = strdup(http_500);
-			*out_len = *out ? strlen(*out) : 0;
-			return;
-		}
-		stream_defer(d, METRICS_RENDER_TIMEOUT_MS);
+	if (read(src->fd, &n, sizeof(n)) != sizeof(n))
 		return;
-	}
-	{
-		static const char body404[] = "metrics are at /metrics\n";
-
-		n = asprintf(out,
-			     "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\n"
-			     "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-			     sizeof(body404) - 1, body404);
-		if (n < 0)
-			*out = NULL;
-		*out_len = n < 0 ? 0 : (size_t)n;
-	}
+	pthread_mutex_lock(&sh.lock);
+	want = sh.scrape_wanted && !job.running;
+	sh.pongs = sh.pings;
+	sh.loop_ready = !d->stop;
+	pthread_cond_broadcast(&sh.cond);
+	pthread_mutex_unlock(&sh.lock);
+	if (want && job_start(d))
+		publish(NULL, 0);
 }
 
-static void on_accept(struct daemon *d, struct ev_source *src, uint32_t events)
+static void kick_loop(void)
 {
-	int fd;
+	uint64_t one = 1;
 
-	for (;;) {
-		fd = accept4(src->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-			return;
-		stream_start(d, fd, "\r\n\r\n", METRICS_MAX_REQUEST, METRICS_CLIENT_TIMEOUT_MS,
-			     "HTTP/1.0 431 Request Header Fields Too Large\r\nContent-Length: "
-			     "0\r\n\r\n",
-			     metrics_answer, &metrics_clients);
-	}
+	if (write(req_src.fd, &one, sizeof(one)) != sizeof(one) && errno != EAGAIN)
+		log_warn("metrics: cannot wake the event loop: %s", strerror(errno));
 }
 
-int metrics_start(struct daemon *d, const char *listen_addr, char *err, size_t errlen)
+/* Wait on sh.cond (locked) until DEADLINE; false once it has passed. */
+static bool wait_until(const struct timespec *deadline)
+{
+	return pthread_cond_timedwait(&sh.cond, &sh.lock, deadline) != ETIMEDOUT;
+}
+
+static struct timespec deadline_in(uint32_t ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
+	return t;
+}
+
+/* A scrape's answer, shared (body_release() when sent); NULL if it failed or timed out. */
+static struct body *scrape(void)
+{
+	struct timespec dl = deadline_in(METRICS_RENDER_TIMEOUT_MS);
+	struct body *b = NULL;
+	uint64_t gen;
+
+	pthread_mutex_lock(&sh.lock);
+	gen = sh.scrapes_done;
+	sh.scrape_wanted = true;
+	pthread_mutex_unlock(&sh.lock);
+	kick_loop();
+	pthread_mutex_lock(&sh.lock);
+	while (!sh.stopping && sh.scrapes_done == gen && wait_until(&dl))
+		;
+	if (!sh.stopping && sh.scrapes_done != gen && sh.last) {
+		b = sh.last;
+		b->refs++;
+	}
+	pthread_mutex_unlock(&sh.lock);
+	return b;
+}
+
+/* Ready: the event loop answers within METRICS_READY_TIMEOUT_MS and maglevd is not stopping. */
+static bool loop_ready(void)
+{
+	struct timespec dl = deadline_in(METRICS_READY_TIMEOUT_MS);
+	uint64_t mine;
+	bool ok;
+
+	pthread_mutex_lock(&sh.lock);
+	mine = ++sh.pings;
+	pthread_mutex_unlock(&sh.lock);
+	kick_loop();
+	pthread_mutex_lock(&sh.lock);
+	while (!sh.stopping && sh.pongs < mine && wait_until(&dl))
+		;
+	ok = !sh.stopping && sh.pongs >= mine && sh.loop_ready;
+	pthread_mutex_unlock(&sh.lock);
+	return ok;
+}
+
+static enum MHD_Result answer_text(struct MHD_Connection *c, unsigned int status, const char *text)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static bool authorized(struct MHD_Connection *c)
+{
+	char *pass = NULL, *user;
+	bool ok;
+
+	if (!web.nusers)
+		return true;
+	user = MHD_basic_auth_get_username_password(c, &pass);
+	ok = user && pass && web_config_auth(&web, user, pass);
+	MHD_free(user);
+	MHD_free(pass);
+	return ok;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **con_cls)
+{
+	static int seen;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	struct body *b;
+
+	/* The first call has the header only: answer once the request is whole. */
+	if (!*con_cls) {
+		*con_cls = &seen;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return answer_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET only\n");
+	if (!authorized(c)) {
+		static const char denied[] = "authentication required\n";
+
+		r = MHD_create_response_from_buffer(sizeof(denied) - 1, (void *)denied,
+						    MHD_RESPMEM_PERSISTENT);
+		if (!r)
+			return MHD_NO;
+		ret = MHD_queue_basic_auth_fail_response(c, "maglevd", r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	if (!strcmp(url, "/-/healthy"))
+		return answer_text(c, MHD_HTTP_OK, "Healthy\n");
+	if (!strcmp(url, "/-/ready"))
+		return loop_ready() ? answer_text(c, MHD_HTTP_OK, "Ready\n")
+				    : answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "Not ready\n");
+	if (strcmp(url, "/metrics"))
+		return answer_text(c, MHD_HTTP_NOT_FOUND, "metrics are at /metrics\n");
+	b = scrape();
+	if (!b)
+		return answer_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "scrape failed\n");
+	r = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->text, body_release,
+								   b);
+	if (!r) {
+		body_release(b);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; version=0.0.4; charset=utf-8");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static int listen_socket(const char *listen_addr, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	struct ctl_addr a;
@@ -219,8 +386,6 @@ int metrics_start(struct daemon *d, const char *listen_addr, char *err, size_t e
 	socklen_t al;
 	int fd, one = 1;
 
-	if (!listen_addr[0])
-		return 0;
 	if (ctl_parse_endpoint(listen_addr, &a, &port, err, errlen))
 		return -EINVAL;
 	memset(&ss, 0, sizeof(ss));
@@ -239,7 +404,7 @@ int metrics_start(struct daemon *d, const char *listen_addr, char *err, size_t e
 		s4->sin_port = htons(port);
 		al = sizeof(*s4);
 	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		snprintf(err, errlen, "metrics socket: %s", strerror(errno));
 		return -errno;
@@ -250,24 +415,99 @@ int metrics_start(struct daemon *d, const char *listen_addr, char *err, size_t e
 		close(fd);
 		return -errno;
 	}
-	listener.fd = fd;
-	listener.cb = on_accept;
-	if (ev_add(d, &listener, EPOLLIN)) {
-		snprintf(err, errlen, "epoll: %s", strerror(errno));
-		close(fd);
-		listener.fd = -1;
-		return -EIO;
+	return fd;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[256];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	log_debug("metrics: %s", line);
+}
+
+int metrics_start(struct daemon *d, const char *listen_addr, const char *web_config, char *err,
+		  size_t errlen)
+{
+	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+			     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	int fd;
+
+	if (!listen_addr[0])
+		return 0;
+	if (!sh.cond_ready) {
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&sh.cond, &ca);
+		pthread_condattr_destroy(&ca);
+		sh.cond_ready = true;
+	}
+	if (web_config[0] && web_config_load(web_config, &web, err, errlen))
+		return -EINVAL;
+	if (web.cert_pem && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		snprintf(err, errlen, "%s: TLS asked for, and libmicrohttpd has no TLS",
+			 web_config);
+		web_config_free(&web);
+		return -ENOTSUP;
+	}
+	fd = listen_socket(listen_addr, err, errlen);
+	if (fd < 0) {
+		web_config_free(&web);
+		return fd;
+	}
+	req_src.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	req_src.cb = on_request;
+	if (req_src.fd < 0 || ev_add(d, &req_src, EPOLLIN)) {
+		snprintf(err, errlen, "metrics: eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	sh.stopping = false;
+	if (web.cert_pem)
+		flags |= MHD_USE_TLS;
+	mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
+			       MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_MAX_CLIENTS,
+			       MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+			       (unsigned int)METRICS_PER_IP_CLIENTS, MHD_OPTION_CONNECTION_TIMEOUT,
+			       (unsigned int)METRICS_CLIENT_TIMEOUT_S,
+			       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_CONN_MEMORY,
+			       MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+			       web.cert_pem ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END,
+			       web.cert_pem, MHD_OPTION_HTTPS_MEM_KEY, web.key_pem, MHD_OPTION_END);
+	if (!mhd) {
+		snprintf(err, errlen, "metrics on %s: libmicrohttpd did not start%s", listen_addr,
+			 web.cert_pem ? " (is the key the certificate's, both PEM?)" : "");
+		goto fail;
 	}
 	return 0;
+fail:
+	if (req_src.fd >= 0) {
+		ev_del(d, &req_src);
+		close(req_src.fd);
+		req_src.fd = -1;
+	}
+	close(fd);
+	web_config_free(&web);
+	return -EIO;
 }
 
 void metrics_stop(struct daemon *d)
 {
-	if (listener.fd < 0)
+	if (!mhd)
 		return;
-	ev_del(d, &listener);
-	close(listener.fd);
-	listener.fd = -1;
+	/* Connections waiting for a scrape or the loop give up now: the stop joins them. */
+	pthread_mutex_lock(&sh.lock);
+	sh.stopping = true;
+	pthread_cond_broadcast(&sh.cond);
+	pthread_mutex_unlock(&sh.lock);
+	MHD_stop_daemon(mhd);
+	mhd = NULL;
+	ev_del(d, &req_src);
+	close(req_src.fd);
+	req_src.fd = -1;
+	web_config_free(&web);
 }
 
 bool metrics_sample(struct daemon *d)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Prometheus text exposition (format 0.0.4) from a snapshot; see metrics_snap.h. */
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "health/damping.h"
 #include "model/be_state.h"
 #include "ctl_proto.h"
 #include "datapath/drift.h"
@@ -11,11 +13,14 @@
 #include "datapath/flow_count.h"
 #include "hc_encap.h"
 #include "fleet/fleet.h"
+#include "metrics/labels.h"
 #include "metrics/metrics_snap.h"
+#include "metrics/process.h"
 #include "datapath/slowpath.h"
 #include "slowpath_nl.h"
 #include "model/state.h"
 #include "metrics/status.h"
+#include "hot/hot_flows.h"
 #include "version.h"
 
 struct snap_vip {
@@ -34,8 +39,9 @@ struct snap_be {
 	uint32_t idx, weight;
 	struct ctl_addr addr;
 	struct maglev_backend_stats base;
-	const char *state; /* a be_state_name(), static */
+	enum be_state state;
 	uint64_t hc[HC_RESULTS];
+	uint32_t penalty; /* flap damping's, now (health/damping.h) */
 	bool up;
 };
 
@@ -52,6 +58,14 @@ struct metrics_snap {
 	size_t tail_len;
 };
 
+/* The datapath's counter name less its "conn_" (the metric says it): hit, miss, evict... */
+static const char *conn_event_name(uint32_t ctr)
+{
+	const char *n = maglev_dp_counter_name(ctr);
+
+	return strncmp(n, "conn_", 5) ? n : n + 5;
+}
+
 static void head(FILE *f, const char *name, const char *type, const char *help)
 {
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -61,48 +75,53 @@ static void render_tail(struct daemon *d, FILE *f)
 {
 	uint32_t i;
 
-	head(f, "maglevd_control_requests_total", "counter", "Control requests received.");
-	fprintf(f, "maglevd_control_requests_total %llu\n", (unsigned long long)d->ctl_requests);
-	head(f, "maglevd_control_rejected_total", "counter", "Control requests rejected.");
-	fprintf(f, "maglevd_control_rejected_total %llu\n", (unsigned long long)d->ctl_rejected);
-	head(f, "maglevd_health_checks_unknown_total", "counter",
+	head(f, "maglev_control_requests_total", "counter", "Control requests received.");
+	fprintf(f, "maglev_control_requests_total %llu\n", (unsigned long long)d->ctl_requests);
+	head(f, "maglev_control_rejected_total", "counter", "Control requests rejected.");
+	fprintf(f, "maglev_control_rejected_total %llu\n", (unsigned long long)d->ctl_rejected);
+	head(f, "maglev_health_checks_unknown_total", "counter",
 	     "Health checks that could not be made (no socket, no encapsulation): no verdict.");
-	fprintf(f, "maglevd_health_checks_unknown_total %llu\n",
+	fprintf(f, "maglev_health_checks_unknown_total %llu\n",
 		(unsigned long long)health_unknown_total());
-	head(f, "maglevd_commits_total", "counter", "Changes written to the datapath.");
-	fprintf(f, "maglevd_commits_total %llu\n", (unsigned long long)d->commits);
-	head(f, "maglevd_commit_failures_total", "counter",
+	head(f, "maglev_commits_total", "counter", "Changes written to the datapath.");
+	fprintf(f, "maglev_commits_total %llu\n", (unsigned long long)d->commits);
+	head(f, "maglev_commit_failures_total", "counter",
 	     "Changes the datapath refused (rolled back), by who made them.");
 	for (i = 0; i < COMMIT_SOURCES; i++)
-		fprintf(f, "maglevd_commit_failures_total{source=\"%s\"} %llu\n",
+		fprintf(f, "maglev_commit_failures_total{source=\"%s\"} %llu\n",
 			commit_source_name((enum commit_source)i),
 			(unsigned long long)d->commit_failures[i]);
-	head(f, "maglevd_state_write_failures_total", "counter",
+	head(f, "maglev_state_write_failures_total", "counter",
 	     "State file writes that failed (the running state is newer than the file).");
-	fprintf(f, "maglevd_state_write_failures_total %llu\n",
+	fprintf(f, "maglev_state_write_failures_total %llu\n",
 		(unsigned long long)state_writer_failures());
-	head(f, "maglevd_config_reloads_total", "counter",
+	head(f, "maglev_config_reloads_total", "counter",
 	     "Config reloads (SIGHUP or maglevctl reload) by result.");
-	fprintf(f, "maglevd_config_reloads_total{result=\"ok\"} %llu\n",
+	fprintf(f, "maglev_config_reloads_total{result=\"ok\"} %llu\n",
 		(unsigned long long)d->reloads);
-	fprintf(f, "maglevd_config_reloads_total{result=\"fail\"} %llu\n",
+	fprintf(f, "maglev_config_reloads_total{result=\"fail\"} %llu\n",
 		(unsigned long long)d->reload_failures);
 	fleet_metrics(d, f);
-	head(f, "maglevd_slowpath_in_sync", "gauge",
+	head(f, "maglev_slowpath_in_sync", "gauge",
 	     "1 if the slow-path kernel module is loaded and mirrors the datapath.");
-	fprintf(f, "maglevd_slowpath_in_sync %d\n", slowpath_in_sync());
+	fprintf(f, "maglev_slowpath_in_sync %d\n", slowpath_in_sync());
 	{
 		uint64_t cnt[MAGLEV_STAT_MAX + 1];
 
 		if (slowpath_counters(cnt)) {
-			head(f, "maglev_slowpath_events_total", "counter",
+			head(f, "maglev_slowpath_packets_total", "counter",
 			     "Slow-path kernel module: packets forwarded and dropped, by reason.");
 			for (i = 0; i <= MAGLEV_STAT_MAX; i++)
-				if (slowpath_nl_stat_name(i))
+				if (i != MAGLEV_STAT_FORWARDED_BYTES && slowpath_nl_stat_name(i))
 					fprintf(f,
-						"maglev_slowpath_events_total{event=\"%s\"} %llu\n",
+						"maglev_slowpath_packets_total{reason=\"%s\"} "
+						"%llu\n",
 						slowpath_nl_stat_name(i),
 						(unsigned long long)cnt[i]);
+			head(f, "maglev_slowpath_forwarded_bytes_total", "counter",
+			     "Slow-path kernel module: bytes forwarded.");
+			fprintf(f, "maglev_slowpath_forwarded_bytes_total %llu\n",
+				(unsigned long long)cnt[MAGLEV_STAT_FORWARDED_BYTES]);
 		}
 	}
 	{
@@ -125,24 +144,26 @@ static void render_tail(struct daemon *d, FILE *f)
 	head(f, "maglev_build_info", "gauge", "1, labelled with the running maglevd's version.");
 	fprintf(f, "maglev_build_info{version=\"%s\"} 1\n", MAGLEV_VERSION);
 	head(f, "maglev_interface_xdp", "gauge",
-	     "1 per configured interface, labelled with how the kernel has the XDP program: "
-	     "native, generic, offload, none (not attached) or missing (no such interface).");
+	     "Per configured interface, 1 for how the kernel has the XDP program and 0 for the "
+	     "other modes: native, generic, offload, none (not attached), missing (no such "
+	     "interface).");
 	for (i = 0; i < (uint32_t)d->cfg.n_ifaces; i++) {
-		uint32_t prog;
+		char ifname[2 * IF_NAMESIZE];
+		uint32_t prog, m;
 		const char *mode = status_xdp_mode(d->cfg.ifaces[i], &prog);
 
-		fprintf(f, "maglev_interface_xdp{interface=\"%s\",mode=\"%s\"} 1\n",
-			d->cfg.ifaces[i], mode);
+		metrics_label_escape(d->cfg.ifaces[i], ifname, sizeof(ifname));
+		for (m = 0; status_xdp_modes[m]; m++)
+			fprintf(f, "maglev_interface_xdp{interface=\"%s\",mode=\"%s\"} %d\n",
+				ifname, status_xdp_modes[m], status_xdp_modes[m] == mode);
 	}
 	announce_metrics(d, f);
 	readback_metrics(d, f);
-	head(f, "maglevd_vips", "gauge", "VIPs configured.");
-	fprintf(f, "maglevd_vips %u\n", d->reg->nvips);
-	head(f, "maglevd_backends", "gauge", "Backends configured over all VIPs.");
-	fprintf(f, "maglevd_backends %u\n", d->reg->nbackends);
-	head(f, "maglevd_uptime_seconds", "gauge", "Seconds since maglevd started.");
-	fprintf(f, "maglevd_uptime_seconds %llu\n",
-		(unsigned long long)((mono_ms() - d->start_ms) / 1000));
+	hot_flows_metrics(d, f);
+	head(f, "maglev_vips", "gauge", "VIPs configured.");
+	fprintf(f, "maglev_vips %u\n", d->reg->nvips);
+	head(f, "maglev_backends", "gauge", "Backends configured over all VIPs.");
+	fprintf(f, "maglev_backends %u\n", d->reg->nbackends);
 }
 
 void metrics_snap_free(struct metrics_snap *s)
@@ -199,7 +220,8 @@ struct metrics_snap *metrics_snap_take(struct daemon *d)
 					       .weight = b->weight,
 					       .addr = b->addr,
 					       .base = b->base,
-					       .state = be_state_name(b),
+					       .state = be_state(b),
+					       .penalty = damping_penalty(&d->cfg, b, mono_ms()),
 					       .up = b->up};
 			for (r = HC_OK; r < HC_RESULTS; r++)
 				sb->hc[r] = health_checks_total(b->idx, r);
@@ -222,7 +244,8 @@ char *metrics_snap_render(const struct metrics_snap *s, struct maglev_dp *dp, si
 	static const char *const reason_names[MAGLEV_REASON_MAX] = MAGLEV_REASON_NAMES;
 	struct maglev_vip_stats *vs = calloc(s->nvips ? s->nvips : 1, sizeof(*vs));
 	struct maglev_backend_stats *be_stats = NULL;
-	char(*vnames)[CTL_ADDR_STRLEN] = calloc(s->nvips ? s->nvips : 1, CTL_ADDR_STRLEN);
+	char(*vnames)[METRICS_VIP_LABELS_LEN] =
+		calloc(s->nvips ? s->nvips : 1, METRICS_VIP_LABELS_LEN);
 	char(*bnames)[CTL_ADDR_STRLEN] = NULL;
 	uint64_t reasons[MAGLEV_REASON_MAX];
 	const struct snap_vip *sv;
@@ -238,13 +261,13 @@ char *metrics_snap_render(const struct metrics_snap *s, struct maglev_dp *dp, si
 		goto fail;
 	for (i = 0; i < s->nvips; i++) {
 		maglev_dp_vip_stats(dp, s->vips[i].id, &vs[i]);
-		ctl_format_vip(&s->vips[i].key, vnames[i], CTL_ADDR_STRLEN);
+		metrics_vip_labels(&s->vips[i].key, vnames[i], METRICS_VIP_LABELS_LEN);
 	}
 
 #define FOR_VIPS for (i = 0; i < s->nvips && (sv = &s->vips[i], vname = vnames[i], 1); i++)
-#define VIP_COUNTER(metric, field, help)                         \
-	head(f, metric, "counter", help);                        \
-	FOR_VIPS fprintf(f, metric "{vip=\"%s\"} %llu\n", vname, \
+#define VIP_COUNTER(metric, field, help)                 \
+	head(f, metric, "counter", help);                \
+	FOR_VIPS fprintf(f, metric "{%s} %llu\n", vname, \
 			 (unsigned long long)(vs[i].field - sv->base.field));
 
 	VIP_COUNTER("maglev_vip_packets_total", packets, "Packets forwarded for the VIP.")
@@ -258,21 +281,21 @@ char *metrics_snap_render(const struct metrics_snap *s, struct maglev_dp *dp, si
 		uint64_t sp = 0;
 
 		maglev_dp_vip_spilled(dp, sv->id, &sp);
-		fprintf(f, "maglev_vip_new_flow_spilled_total{vip=\"%s\"} %llu\n", vname,
+		fprintf(f, "maglev_vip_new_flow_spilled_total{%s} %llu\n", vname,
 			(unsigned long long)(sp - sv->spill_base));
 	}
 	head(f, "maglev_vip_table_generation", "gauge", "Tables swapped in for the VIP.");
-	FOR_VIPS fprintf(f, "maglev_vip_table_generation{vip=\"%s\"} %llu\n", vname,
+	FOR_VIPS fprintf(f, "maglev_vip_table_generation{%s} %llu\n", vname,
 			 (unsigned long long)sv->table_gen);
 	head(f, "maglev_vip_table_rebuild_seconds", "gauge",
 	     "Duration of the last table build and swap of the VIP.");
-	FOR_VIPS fprintf(f, "maglev_vip_table_rebuild_seconds{vip=\"%s\"} %.6f\n", vname,
+	FOR_VIPS fprintf(f, "maglev_vip_table_rebuild_seconds{%s} %.6f\n", vname,
 			 sv->rebuild_ms / 1e3);
 	/* Info series: balancers of one group disagree when a VIP has two. */
 	head(f, "maglev_vip_table_digest_info", "gauge",
 	     "1, labelled with the digest of the VIP's table by backend address.");
-	FOR_VIPS fprintf(f, "maglev_vip_table_digest_info{vip=\"%s\",digest=\"%016llx\"} 1\n",
-			 vname, (unsigned long long)sv->digest);
+	FOR_VIPS fprintf(f, "maglev_vip_table_digest_info{%s,digest=\"%016llx\"} 1\n", vname,
+			 (unsigned long long)sv->digest);
 	head(f, "maglev_seed_fingerprint_info", "gauge",
 	     "1, labelled with a fingerprint of the seed (identifies it, does not reveal it).");
 	fprintf(f, "maglev_seed_fingerprint_info{fingerprint=\"%016llx\"} 1\n",
@@ -282,8 +305,7 @@ char *metrics_snap_render(const struct metrics_snap *s, struct maglev_dp *dp, si
 	fprintf(f, "maglev_vips_digest_info{digest=\"%016llx\"} 1\n",
 		(unsigned long long)s->vips_digest);
 	head(f, "maglev_vip_backends_in_table", "gauge", "Backends taking new flows.");
-	FOR_VIPS fprintf(f, "maglev_vip_backends_in_table{vip=\"%s\"} %u\n", vname,
-			 sv->table_slots_used);
+	FOR_VIPS fprintf(f, "maglev_vip_backends_in_table{%s} %u\n", vname, sv->table_slots_used);
 
 #define FOR_BES                    \
 	FOR_VIPS for (j = sv->be0; \
@@ -305,34 +327,40 @@ char *metrics_snap_render(const struct metrics_snap *s, struct maglev_dp *dp, si
 		FOR_BES
 		{
 			bs = &be_stats[sb->idx];
-			fprintf(f, "maglev_backend_packets_total{vip=\"%s\",backend=\"%s\"} %llu\n",
-				vname, bname, (unsigned long long)(bs->packets - sb->base.packets));
+			fprintf(f, "maglev_backend_packets_total{%s,backend=\"%s\"} %llu\n", vname,
+				bname, (unsigned long long)(bs->packets - sb->base.packets));
 		}
 		head(f, "maglev_backend_bytes_total", "counter", "Bytes sent to the backend.");
 		FOR_BES
 		{
 			bs = &be_stats[sb->idx];
-			fprintf(f, "maglev_backend_bytes_total{vip=\"%s\",backend=\"%s\"} %llu\n",
-				vname, bname, (unsigned long long)(bs->bytes - sb->base.bytes));
+			fprintf(f, "maglev_backend_bytes_total{%s,backend=\"%s\"} %llu\n", vname,
+				bname, (unsigned long long)(bs->bytes - sb->base.bytes));
 		}
 		head(f, "maglev_backend_new_flows_total", "counter",
 		     "New flows the balancer picked the backend for.");
 		FOR_BES
 		{
 			bs = &be_stats[sb->idx];
-			fprintf(f,
-				"maglev_backend_new_flows_total{vip=\"%s\",backend=\"%s\"} %llu\n",
+			fprintf(f, "maglev_backend_new_flows_total{%s,backend=\"%s\"} %llu\n",
 				vname, bname,
 				(unsigned long long)(bs->new_flows - sb->base.new_flows));
 		}
 	}
 	head(f, "maglev_backend_up", "gauge", "1 if the backend passes its health checks.");
-	FOR_BES fprintf(f, "maglev_backend_up{vip=\"%s\",backend=\"%s\"} %d\n", vname, bname,
-			sb->up);
+	FOR_BES fprintf(f, "maglev_backend_up{%s,backend=\"%s\"} %d\n", vname, bname, sb->up);
 	head(f, "maglev_backend_state", "gauge",
-	     "1 for the backend's state: up (in the table), quiesced (weight 0), drain, or down.");
-	FOR_BES fprintf(f, "maglev_backend_state{vip=\"%s\",backend=\"%s\",state=\"%s\"} 1\n",
-			vname, bname, sb->state);
+	     "1 for the backend's state and 0 for the others: up (in the table), ramping (slow "
+	     "start), quiesced (weight 0), drain, held (down, slots kept for settle_ms), "
+	     "suppressed (flap damping), down.");
+	FOR_BES for (r = 0; r < BE_STATE_MAX; r++)
+		fprintf(f, "maglev_backend_state{%s,backend=\"%s\",state=\"%s\"} %d\n", vname,
+			bname, be_state_str((enum be_state)r), sb->state == (enum be_state)r);
+	head(f, "maglev_backend_flap_penalty", "gauge",
+	     "Flap damping's penalty (damping_penalty per state change, halved every "
+	     "damping_half_life_ms); suppressed over damping_suppress.");
+	FOR_BES fprintf(f, "maglev_backend_flap_penalty{%s,backend=\"%s\"} %u\n", vname, bname,
+			sb->penalty);
 	head(f, "maglev_backend_flows", "gauge",
 	     "Connection-table entries the backend holds (counted every few seconds).");
 	FOR_BES
@@ -340,16 +368,16 @@ char *metrics_snap_render(const struct metrics_snap *s, struct maglev_dp *dp, si
 		uint64_t n;
 
 		if (flow_count_backend(sb->idx, &n))
-			fprintf(f, "maglev_backend_flows{vip=\"%s\",backend=\"%s\"} %llu\n", vname,
-				bname, (unsigned long long)n);
+			fprintf(f, "maglev_backend_flows{%s,backend=\"%s\"} %llu\n", vname, bname,
+				(unsigned long long)n);
 	}
 	head(f, "maglev_backend_weight", "gauge", "Configured weight.");
-	FOR_BES fprintf(f, "maglev_backend_weight{vip=\"%s\",backend=\"%s\"} %u\n", vname, bname,
+	FOR_BES fprintf(f, "maglev_backend_weight{%s,backend=\"%s\"} %u\n", vname, bname,
 			sb->weight);
 	head(f, "maglev_backend_health_checks_total", "counter", "Health checks by result.");
 	FOR_BES for (r = HC_OK; r < HC_RESULTS; r++)
 		fprintf(f,
-			"maglev_backend_health_checks_total{vip=\"%s\",backend=\"%s\",result=\"%"
+			"maglev_backend_health_checks_total{%s,backend=\"%s\",result=\"%"
 			"s\"} %llu\n",
 			vname, bname, hc_result_name(r), (unsigned long long)sb->hc[r]);
 backends_done:
@@ -369,11 +397,13 @@ backends_done:
 
 		memset(ctrs, 0, sizeof(ctrs));
 		head(f, "maglev_conn_events_total", "counter",
-		     "Connection-table events: hits, misses, re-picks, expiries, inserts.");
+		     "Connection-table events: hit, miss, repick, expired, insert, insert_skip "
+		     "(over "
+		     "new_flow_limit), evict (a live flow replaced), sc_carried.");
 		if (!maglev_dp_counter_stats(dp, ctrs))
 			for (i = 0; i < MAGLEV_CTR_MAX; i++)
 				fprintf(f, "maglev_conn_events_total{event=\"%s\"} %llu\n",
-					maglev_dp_counter_name(i), (unsigned long long)ctrs[i]);
+					conn_event_name(i), (unsigned long long)ctrs[i]);
 	}
 	{
 		uint64_t slots, entries, live;
@@ -395,6 +425,7 @@ backends_done:
 		}
 	}
 	fwrite(s->tail, 1, s->tail_len, f);
+	process_metrics(f);
 	free(vs);
 	free(vnames);
 	free(bnames);

@@ -8,10 +8,17 @@
 #include <bpf/libbpf.h>
 
 #include "datapath/slowpath.h"
+#include "health/damping.h"
+#include "model/be_state.h"
 #include "metrics/status.h"
 
 /* The slow-path module's name (kernel/Kbuild): present here once loaded. */
 #define SLOWPATH_SYSFS "/sys/module/maglev_slowpath"
+
+enum { MODE_NATIVE, MODE_GENERIC, MODE_OFFLOAD, MODE_NONE, MODE_MISSING };
+const char *const status_xdp_modes[] = {
+	[MODE_NATIVE] = "native", [MODE_GENERIC] = "generic", [MODE_OFFLOAD] = "offload",
+	[MODE_NONE] = "none",	  [MODE_MISSING] = "missing", NULL};
 
 const char *status_xdp_mode(const char *ifname, uint32_t *prog_id)
 {
@@ -20,23 +27,23 @@ const char *status_xdp_mode(const char *ifname, uint32_t *prog_id)
 
 	*prog_id = 0;
 	if (!ifindex)
-		return "missing";
+		return status_xdp_modes[MODE_MISSING];
 	/* Ask the kernel rather than trust the config: the truth after a crash. */
 	if (bpf_xdp_query(ifindex, 0, &q))
-		return "none";
+		return status_xdp_modes[MODE_NONE];
 	*prog_id = q.prog_id;
 	switch (q.attach_mode) {
 	case XDP_ATTACHED_DRV:
-		return "native";
+		return status_xdp_modes[MODE_NATIVE];
 	case XDP_ATTACHED_SKB:
-		return "generic";
+		return status_xdp_modes[MODE_GENERIC];
 	case XDP_ATTACHED_HW:
-		return "offload";
+		return status_xdp_modes[MODE_OFFLOAD];
 	case XDP_ATTACHED_MULTI:
 		*prog_id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
-		return q.drv_prog_id ? "native" : "generic";
+		return status_xdp_modes[q.drv_prog_id ? MODE_NATIVE : MODE_GENERIC];
 	default:
-		return "none";
+		return status_xdp_modes[MODE_NONE];
 	}
 }
 
@@ -68,6 +75,36 @@ void status_reload_done(struct daemon *d, const char *err)
 		d->reloads++;
 		d->reload_error[0] = '\0';
 	}
+}
+
+/*
+ * Backends kept from their table or weight by settle, damping or slow start,
+ * counted over every VIP, and the highest flap penalty now.
+ */
+static json_object *admission_json(const struct daemon *d)
+{
+	json_object *o = json_object_new_object();
+	uint32_t i, j, n[BE_STATE_MAX] = {0}, maxp = 0, p;
+	uint64_t now = mono_ms();
+
+	for (i = 0; i < MAGLEV_MAX_VIPS; i++) {
+		const struct vip *v = d->reg->vips[i];
+
+		for (j = 0; v && j < v->nbe; j++) {
+			n[be_state(&v->bes[j])]++;
+			p = damping_penalty(&d->cfg, &v->bes[j], now);
+			if (p > maxp)
+				maxp = p;
+		}
+	}
+	json_object_object_add(o, "held", json_object_new_int64(n[BE_HELD]));
+	json_object_object_add(o, "suppressed", json_object_new_int64(n[BE_SUPPRESSED]));
+	json_object_object_add(o, "ramping", json_object_new_int64(n[BE_RAMPING]));
+	json_object_object_add(o, "max_penalty", json_object_new_int64(maxp));
+	json_object_object_add(o, "settle_ms", json_object_new_uint64(d->cfg.settle_ms));
+	json_object_object_add(o, "slow_start_ms", json_object_new_uint64(d->cfg.slow_start_ms));
+	json_object_object_add(o, "damping_penalty", json_object_new_int64(d->cfg.damping_penalty));
+	return o;
 }
 
 static json_object *mac_json(const uint8_t *m)
@@ -135,6 +172,7 @@ void status_json(struct daemon *d, json_object *o)
 			       json_object_new_string(d->cfg.nexthop_auto ? "auto" : "static"));
 	json_object_object_add(o, "default_seed", json_object_new_boolean(d->cfg.seed_default));
 	json_object_object_add(o, "slowpath", json_object_new_string(status_slowpath()));
+	json_object_object_add(o, "backend_admission", admission_json(d));
 	/* The last reload, one record (status_reload_done()) in two shapes:
 	 * the flat counters and error of "maglevctl reload", and last_reload
 	 * with its time.

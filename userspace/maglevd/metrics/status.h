@@ -13,8 +13,10 @@
 
 #include "core/daemon.h"
 
-/* How an interface has an XDP program: "native", "generic", "offload", "none", "missing". */
+/* How an interface has an XDP program: one of status_xdp_modes. */
 const char *status_xdp_mode(const char *ifname, uint32_t *prog_id);
+/* Every answer of status_xdp_mode(), NULL-terminated (the metrics emit each one 0 or 1). */
+extern const char *const status_xdp_modes[];
 /* "in sync", "loaded, not in sync" (maglevd retries) or "not loaded". */
 const char *status_slowpath(void);
 /* Record a reload's outcome (daemon_reload()): err NULL on success. */

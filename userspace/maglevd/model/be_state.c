@@ -8,15 +8,20 @@ static const char *const names[BE_STATE_MAX] = {BE_STATES(BE_STATE_NAME)};
 enum be_state be_state(const struct be *b)
 {
 	if (!b->up)
-		return BE_DOWN;
+		return b->damped_up ? BE_SUPPRESSED : b->held ? BE_HELD : BE_DOWN;
 	if (b->drain)
 		return BE_DRAIN;
 	if (!b->weight)
 		return BE_QUIESCED;
-	return BE_UP;
+	return b->ramp_step ? BE_RAMPING : BE_UP;
 }
 
 const char *be_state_name(const struct be *b)
 {
 	return names[be_state(b)];
+}
+
+const char *be_state_str(enum be_state s)
+{
+	return s < BE_STATE_MAX ? names[s] : "unknown";
 }

@@ -99,6 +99,7 @@ static struct vip *vip_clone(const struct vip *v)
 	if (n->rdv)
 		__atomic_add_fetch(&n->rdv->refs, 1, __ATOMIC_RELAXED);
 	n->dirty = false;
+	n->table_forced = false;
 	n->info_dirty = false;
 	return n;
 }
@@ -246,6 +247,7 @@ int registry_vip_add(struct registry *r, const struct registry_ctx *ctx,
 	v->gue_port = gue_port;
 	v->placement = MAGLEV_PLACEMENT_MAGLEV;
 	v->vnodes = MAGLEV_VNODES_DEFAULT;
+	v->slow_start_ms = -1;
 	v->hc = *hc;
 	v->hc_set = hc_set;
 	if (registry_vip_hc_check(v, ctx, err, errlen)) {
@@ -375,7 +377,7 @@ void registry_mark_all(struct registry *r)
 
 	for (i = 0; i < MAGLEV_MAX_VIPS; i++)
 		if (r->vips[i])
-			r->vips[i]->dirty = true;
+			r->vips[i]->dirty = r->vips[i]->table_forced = true;
 }
 
 static int alloc_idx(struct registry *r, uint32_t *idx)

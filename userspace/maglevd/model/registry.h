@@ -31,6 +31,25 @@ struct be {
 	bool drain;
 	bool up;	 /* health */
 	bool start_down; /* added down: up at its first passing check, whatever rise says */
+	/* Down but still in its table slots, marked so new flows take their
+	 * probe sequence, until CLOCK_MONOTONIC ms held_until (settle_ms,
+	 * model/admit.h): a return before then moves no slot.
+	 */
+	bool held;
+	uint64_t held_until;
+	/* Slow start: CLOCK_MONOTONIC ms its ramp began (0: at full weight) and
+	 * the step its table was built with (model/admit.h).
+	 */
+	uint64_t ramp_start;
+	uint32_t ramp_step;
+	/* Flap damping (health/damping.h): the penalty at CLOCK_MONOTONIC ms
+	 * penalty_ms; suppressed: over the threshold, not yet under reuse;
+	 * damped_up: its check passes but damping keeps it down.
+	 */
+	uint32_t penalty;
+	uint64_t penalty_ms;
+	bool suppressed;
+	bool damped_up;
 	/* MAGLEV_BACKEND_F_* last written to the datapath. Like a VIP's
 	 * table_gen, digest, sc_until_ms and rdv: true once the registry is
 	 * written; a registry still queued holds its clone's copies until its
@@ -71,6 +90,8 @@ struct vip {
 	double sc_until_ms;
 	uint32_t vnodes;	/* ring points per unit of weight (ring only) */
 	uint32_t balance_milli; /* bounded loads' C in thousandths (bounded.h); 0: off */
+	int64_t slow_start_ms;	/* this VIP's slow_start_ms (admit.h); -1: the config's */
+	uint8_t hot_threshold;	/* model/hot_threshold.h: 0 the configured one */
 	struct rdv_memo *rdv;	/* rendezvous only; NULL before the first build */
 	struct hc_params hc;	/* overrides, see hc_set */
 	uint32_t hc_set;
@@ -85,6 +106,11 @@ struct vip {
 	struct maglev_vip_stats base, last;
 	uint64_t spill_base; /* maglev_vipspill when this VIP got its id */
 	double pps, bps, fps;
+	/* Rebuilt even if its table's members did not change (a new seed, a
+	 * rollback), and the seed of the table swapped in (registry_writer.c).
+	 */
+	bool table_forced;
+	struct maglev_seed built_seed;
 };
 
 /* What a transaction deleted, so that re-adding the same VIP or backend in

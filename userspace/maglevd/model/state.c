@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "model/balance.h"
+#include "model/hot_threshold.h"
 #include "json_get.h"
 #include "core/durable.h"
 #include "core/log.h"
@@ -60,6 +61,14 @@ json_object *state_vip_json(const struct vip *v, bool with_ids)
 
 		balance_format(v->balance_milli, bf, sizeof(bf));
 		json_object_object_add(o, "balance_factor", json_object_new_string(bf));
+	}
+	if (v->slow_start_ms >= 0)
+		json_object_object_add(o, "slow_start_ms", json_object_new_int64(v->slow_start_ms));
+	if (v->hot_threshold != HOT_THRESHOLD_DEFAULT) {
+		char ht[8];
+
+		hot_threshold_format(v->hot_threshold, ht, sizeof(ht));
+		json_object_object_add(o, "hot_threshold", json_object_new_string(ht));
 	}
 	chk = json_object_new_object();
 	for (i = 0; i < HC_NFIELDS; i++) {
@@ -321,6 +330,23 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 		return -EINVAL;
 	if (m && balance_parse(json_object_get_string(m), &v->balance_milli)) {
 		snprintf(err, errlen, "'balance_factor' '%.40s' is not 1.01..10 or off",
+			 json_object_get_string(m));
+		return -EINVAL;
+	}
+	/* Absent: the config's (files from before slow start too). */
+	if (get_member(vo, "slow_start_ms", json_type_int, false, &m, err, errlen))
+		return -EINVAL;
+	if (m && (json_object_get_int64(m) < 0 || json_object_get_int64(m) > 86400000)) {
+		snprintf(err, errlen, "'slow_start_ms' %lld out of range 0..86400000",
+			 (long long)json_object_get_int64(m));
+		return -EINVAL;
+	}
+	v->slow_start_ms = m ? json_object_get_int64(m) : -1;
+	/* Absent: the configured one (files from before hot flows too). */
+	if (get_member(vo, "hot_threshold", json_type_string, false, &m, err, errlen))
+		return -EINVAL;
+	if (m && hot_threshold_parse(json_object_get_string(m), &v->hot_threshold)) {
+		snprintf(err, errlen, "'hot_threshold' '%.40s' is not 1..100, off or default",
 			 json_object_get_string(m));
 		return -EINVAL;
 	}

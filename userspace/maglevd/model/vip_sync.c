@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/daemon.h"
+#include "model/admit.h"
 #include "model/vip_sync.h"
 
 /*
@@ -87,6 +89,8 @@ static bool sync_settings(struct vip *v, const struct vip *w, const struct regis
 		changed = true;
 	}
 	changed |= v->balance_milli != w->balance_milli;
+	changed |= v->slow_start_ms != w->slow_start_ms;
+	changed |= v->hot_threshold != w->hot_threshold;
 	hc_overrides(v, &a);
 	hc_overrides(w, &b);
 	if (v->hc_set != w->hc_set || memcmp(&a, &b, sizeof(a))) {
@@ -103,6 +107,8 @@ static bool sync_settings(struct vip *v, const struct vip *w, const struct regis
 	v->placement = w->placement;
 	v->vnodes = w->vnodes;
 	v->balance_milli = w->balance_milli;
+	v->slow_start_ms = w->slow_start_ms;
+	v->hot_threshold = w->hot_threshold;
 	v->hc = w->hc;
 	v->hc_set = w->hc_set;
 	return changed;
@@ -115,6 +121,7 @@ static bool sync_settings(struct vip *v, const struct vip *w, const struct regis
 static int sync_backends(struct registry *r, const struct registry_ctx *ctx, struct vip *v,
 			 const struct vip *w, bool *changed, char *err, size_t errlen)
 {
+	bool serving = admit_serving(v); /* before this sync: slow start, admit.h */
 	struct be_index x;
 	uint32_t i;
 	int ret;
@@ -158,6 +165,10 @@ static int sync_backends(struct registry *r, const struct registry_ctx *ctx, str
 			b = &v->bes[v->nbe - 1];
 			b->up = false;
 			b->start_down = true;
+		} else if (!ret && serving) {
+			/* Every balancer applies the same revision: the same steps. */
+			admit_ramp_start(v, &v->bes[v->nbe - 1], admit_slow_start_ms(v, ctx->cfg),
+					 mono_ms());
 		}
 		*changed = true;
 	}

@@ -1,0 +1,8 @@
+# Hot flows' accuracy offline (make bench): top-K precision/recall and share
+# errors on Zipf traffic, through include/maglev_hot.h (hot_accuracy.c).
+ALL_TARGETS += $(BUILD)/bench/hot_accuracy
+BENCHES += $(BUILD)/bench/hot_accuracy
+
+$(BUILD)/bench/hot_accuracy: userspace/bench/hot_accuracy.c include/maglev_hot.h include/maglev_conn.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -ljson-c -lm
