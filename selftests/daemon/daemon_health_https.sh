@@ -7,7 +7,9 @@
 # verifies by default against the CA file of maglevd.conf, judges the body,
 # and --check-insecure lets the bad certificates pass. A CA file that
 # cannot be read is the balancer's own error: unknown, the backend keeps
-# its state. Bad option values are refused and change nothing.
+# its state. Plain http goes through the built-in client (HTTP/1.0, the
+# server records the version), with the same Host and body settings. Bad
+# option values are refused and change nothing.
 . "$(dirname "$0")/lib.sh"
 
 command -v openssl >/dev/null || skip_all "no openssl"
@@ -36,7 +38,8 @@ check "openssl made the certificates (expired one: notAfter in the past)" \
 
 # --- servers --------------------------------------------------------------------------
 # One process, one thread per server: ADDR PORT CERT STATUS-FILE SEEN-FILE
-# (CERT "-": plain HTTP). Each records the SNI and Host of its last request.
+# (CERT "-": plain HTTP). Each records the SNI, Host, path and HTTP version
+# of its last request.
 cat >"$TDIR/tlsd.py" <<'EOF'
 import http.server, os, socketserver, ssl, sys, threading
 class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
@@ -48,7 +51,8 @@ def serve(addr, port, cert, status, seen):
         def do_GET(self):
             code, body = open(status).read().split(" ", 1)
             with open(seen, "w") as f:
-                f.write("%s %s %s\n" % (sni["name"], self.headers.get("Host"), self.path))
+                f.write("%s %s %s %s\n" % (sni["name"], self.headers.get("Host"), self.path,
+                                            self.request_version))
             self.send_response(int(code))
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -109,8 +113,8 @@ V=192.0.2.40:8443/tcp
 ctl vip add $V --check https --check-interval 400 --check-timeout 350 --rise 1 --fall 1
 for a in 41 42 43 44; do ctl backend add $V 198.51.100.$a; done
 check "good certificate, 200: up" wait_field $V 198.51.100.41 '.state + " " + .last_result' '^up ok$' 5
-check "the server saw SNI and Host backend.example and the path /" \
-	bash -c "read -r sni host path <$TDIR/seen.41 && [ \"\$sni \$host \$path\" = 'backend.example backend.example /' ]"
+check "the server saw SNI and Host backend.example, the path / and libcurl's HTTP/1.1" \
+	bash -c "read -r sni host path ver <$TDIR/seen.41 && [ \"\$sni \$host \$path \$ver\" = 'backend.example backend.example / HTTP/1.1' ]"
 check "expired certificate: down, the reason says so" \
 	wait_field $V 198.51.100.42 '.state + " " + .last_error' '^down https: .*certificate has expired' 5
 check "certificate for another name: down, the reason names the mismatch" \
@@ -172,14 +176,28 @@ check "the state file holds them" \
 ctl vip set $V --check-tls-verify on
 check "--check-tls-verify on: the expired certificate fails again" wait_state $V 198.51.100.42 down 5
 
-# --- plain HTTP through the same client: Host and body ---------------------------------
+# --- plain HTTP through the built-in client: Host and body -----------------------------
 H=192.0.2.41:8080/tcp
 ctl vip add $H --check http --check-host svc.example --check-path '/h?a=1' --check-body ready \
 	--check-interval 400 --check-timeout 350 --rise 1 --fall 1
 ctl backend add $H 198.51.100.45
 check "http: up, with the body" wait_field $H 198.51.100.45 '.state + " " + .last_result' '^up ok$' 5
-check "http: the server saw no SNI, Host svc.example and the path as configured" \
-	bash -c "read -r sni host path <$TDIR/seen.45 && [ \"\$sni \$host \$path\" = '- svc.example /h?a=1' ]"
+check "http: the server saw no SNI, Host svc.example, the path as configured, the built-in HTTP/1.0" \
+	bash -c "read -r sni host path ver <$TDIR/seen.45 && [ \"\$sni \$host \$path \$ver\" = '- svc.example /h?a=1 HTTP/1.0' ]"
+# The text after 20,000 bytes of body: found across many reads.
+{ printf '200 '; head -c 20000 /dev/zero | tr '\0' x; printf 'rea'; printf 'dy\n'; } >"$TDIR/status.45"
+n0=$(field $H 198.51.100.45 .checks_ok)
+check "http: the text after 20,000 bytes of body still found, the backend up" \
+	wait_field $H 198.51.100.45 '.checks_ok' "^$((n0 + 2))|^$((n0 + 3))|^[0-9]{3,}" 5
+check "... and still up" [ "$(field $H 198.51.100.45 .state)" = up ]
+ctl vip set $H --check-body not-there
+check "http: body without the expected text: down, the reason says so" \
+	wait_field $H 198.51.100.45 '.state + " " + .last_error' '^down http: body without the expected text$' 5
+ctl vip set $H --check-body default --check-status 204
+check "http: no body text, status 200 against 204: down, naming both" \
+	wait_field $H 198.51.100.45 '.state + " " + .last_error' '^down http: status 200, want 204$' 5
+ctl vip set $H --check-status default
+check "http: status only: up" wait_state $H 198.51.100.45 up 5
 
 # --- bad values refused, nothing changed ------------------------------------------------
 before=$($MAGLEVCTL -j vip show $V)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * http and https checks on libcurl's multi interface (hc_http.h). curl
+ * https checks on libcurl's multi interface (hc_https.h). curl
  * says which sockets to watch (CURLMOPT_SOCKETFUNCTION) and when to call it
  * back (CURLMOPT_TIMERFUNCTION); both go into maglevd's epoll loop, a
  * timerfd for the timer, so no check blocks and no thread is needed.
@@ -17,34 +17,28 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "health/hc_http.h"
-#include "health/hc_udp.h"
+#include "health/hc_body.h"
+#include "health/hc_https.h"
 
-/* The body is searched for the expected text this far, no further. */
-#define BODY_SCAN_MAX (64 * 1024)
 /* A CA file that changed is read again after this long. */
 #define CA_CACHE_S 60
 
-struct hc_http {
+struct hc_https {
 	CURL *easy;
 	struct curl_slist *connect_to, *headers;
-	struct hc_http *next_spare;
-	hc_http_done_fn done;
+	struct hc_https *next_spare;
+	hc_https_done_fn done;
 	void *arg;
 	uint32_t mark;
 	uint16_t want_status;
-	bool https;
 	bool added;   /* in the multi handle */
 	bool stopped; /* the write callback ended the transfer: enough was read */
-	bool found;   /* the expected text was in the body */
-	uint8_t want[HC_UDP_MAX];
-	size_t want_len, held, scanned;
-	char window[2 * HC_UDP_MAX];
+	struct hc_body body;
 	char local[96]; /* the balancer's own error, if any: unknown */
 	char err[CURL_ERROR_SIZE];
 };
 
-/* A socket curl asked to watch. Freed by hc_http_reap(): an event of the
+/* A socket curl asked to watch. Freed by hc_https_reap(): an event of the
  * batch being handled may still name it.
  */
 struct hc_sock {
@@ -61,14 +55,14 @@ static uint64_t timer_at; /* when the timerfd fires (mono_ms); 0: not set */
 /* Checks that ended, their easy handles kept for the next ones: a handle
  * reset costs less than one made and freed per check.
  */
-static struct hc_http *spare;
+static struct hc_https *spare;
 static unsigned int nspare;
 #define SPARE_MAX 4096
 
 /* curl's errors that are the balancer's own (its options, its CA file,
  * its memory), not the backend's: the check is unknown.
  */
-static bool hc_http_local(CURLcode rc)
+static bool hc_https_local(CURLcode rc)
 {
 	switch (rc) {
 	case CURLE_FAILED_INIT:
@@ -98,7 +92,7 @@ static void drain(void)
 	int left;
 
 	while ((m = curl_multi_info_read(multi, &left))) {
-		struct hc_http *h = NULL;
+		struct hc_https *h = NULL;
 		enum hc_result r;
 		char why[160];
 		long code = 0, oserr = 0;
@@ -122,24 +116,24 @@ static void drain(void)
 			if (hc_local_errno((int)oserr))
 				r = HC_UNKNOWN;
 		} else if (rc != CURLE_OK) {
-			snprintf(why, sizeof(why), "%s: %.140s", h->https ? "https" : "http",
+			snprintf(why, sizeof(why), "https: %.140s",
 				 h->err[0] ? h->err : curl_easy_strerror(rc));
-			if (hc_http_local(rc))
+			if (hc_https_local(rc))
 				r = HC_UNKNOWN;
 		} else if (code != (long)h->want_status) {
 			snprintf(why, sizeof(why), "http: status %ld, want %u", code,
 				 h->want_status);
-		} else if (h->want_len && !h->found) {
+		} else if (h->body.want_len && !h->body.found) {
 			snprintf(why, sizeof(why), "http: body without the expected text");
 		} else {
 			r = HC_OK;
 			why[0] = '\0';
 		}
 		{
-			hc_http_done_fn done = h->done;
+			hc_https_done_fn done = h->done;
 			void *arg = h->arg;
 
-			hc_http_cancel(h);
+			hc_https_cancel(h);
 			done(dmn, arg, r, why);
 		}
 	}
@@ -186,7 +180,7 @@ static int sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *sockp
 {
 	struct hc_sock *s = sockp;
 	uint32_t ev = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
-	struct hc_http *h = NULL;
+	struct hc_https *h = NULL;
 
 	if (what == CURL_POLL_REMOVE) {
 		if (s) {
@@ -249,7 +243,7 @@ static int timer_cb(CURLM *m, long ms, void *userp)
  */
 static curl_socket_t open_sock(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
 {
-	struct hc_http *h = clientp;
+	struct hc_https *h = clientp;
 	int fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
 
 	if (fd < 0) {
@@ -273,37 +267,13 @@ static curl_socket_t open_sock(void *clientp, curlsocktype purpose, struct curl_
 }
 
 /* The body: with no text expected the status is all that counts, so the
- * transfer ends at the first byte; else it ends once the text is seen.
- * The window keeps the last want_len - 1 bytes across calls, so a text
- * split between two reads is found too.
+ * transfer ends at the first byte; else it ends once the search is over.
  */
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
 {
-	struct hc_http *h = userp;
-	size_t n = size * nmemb, keep = h->want_len - 1;
+	struct hc_https *h = userp;
 
-	if (!h->want_len) {
-		h->stopped = true;
-		return 0;
-	}
-	while (n && !h->found && h->scanned < BODY_SCAN_MAX) {
-		size_t take = sizeof(h->window) - h->held;
-
-		if (take > n)
-			take = n;
-		memcpy(h->window + h->held, data, take);
-		h->held += take;
-		h->scanned += take;
-		data += take;
-		n -= take;
-		if (memmem(h->window, h->held, h->want, h->want_len))
-			h->found = true;
-		else if (h->held > keep) {
-			memmove(h->window, h->window + h->held - keep, keep);
-			h->held = keep;
-		}
-	}
-	if (h->found || h->scanned >= BODY_SCAN_MAX) {
+	if (hc_body_feed(&h->body, data, size * nmemb)) {
 		h->stopped = true;
 		return 0;
 	}
@@ -356,18 +326,17 @@ static void addr_text(const struct sockaddr *a, char *out, size_t len, unsigned 
 	}
 }
 
-int hc_http_start(struct daemon *d, const struct hc_params *p, const struct sockaddr *addr,
-		  uint32_t mark, hc_http_done_fn done, void *arg, struct hc_http **out, char *why,
-		  size_t whylen)
+int hc_https_start(struct daemon *d, const struct hc_params *p, const struct sockaddr *addr,
+		   uint32_t mark, hc_https_done_fn done, void *arg, struct hc_https **out,
+		   char *why, size_t whylen)
 {
-	bool https = p->type == HC_HTTPS;
-	struct hc_http *h;
+	long verify = p->tls_verify == HC_TLS_VERIFY_ON;
+	struct hc_https *h;
 	char ip[INET6_ADDRSTRLEN + 2], url[320], ct[400], host[160];
 	unsigned int port;
-	int n;
 
 	if (setup(d)) {
-		snprintf(why, whylen, "%s: libcurl setup failed", https ? "https" : "http");
+		snprintf(why, whylen, "https: libcurl setup failed");
 		return -1;
 	}
 	if (spare) {
@@ -386,22 +355,19 @@ int hc_http_start(struct daemon *d, const struct hc_params *p, const struct sock
 	}
 	if (!h || !h->easy) {
 		free(h);
-		snprintf(why, whylen, "%s: out of memory", https ? "https" : "http");
+		snprintf(why, whylen, "https: out of memory");
 		return -1;
 	}
 	h->done = done;
 	h->arg = arg;
 	h->mark = mark;
-	h->https = https;
 	h->want_status = p->status;
-	n = hc_udp_decode(p->body, h->want, sizeof(h->want), why, whylen);
-	h->want_len = n > 0 ? (size_t)n : 0;
+	hc_body_init(&h->body, p->body);
 	addr_text(addr, ip, sizeof(ip), &port);
 	/* The name, if any, goes into the URL (Host, SNI, the name verified);
 	 * the connection goes to the address all the same.
 	 */
-	snprintf(url, sizeof(url), "%s://%s:%u/", https ? "https" : "http",
-		 p->host[0] ? p->host : ip, port);
+	snprintf(url, sizeof(url), "https://%s:%u/", p->host[0] ? p->host : ip, port);
 	/* Host without the port, as the checks have always sent it. */
 	snprintf(host, sizeof(host), "Host: %s", p->host[0] ? p->host : ip);
 	h->headers = curl_slist_append(NULL, host);
@@ -412,8 +378,8 @@ int hc_http_start(struct daemon *d, const struct hc_params *p, const struct sock
 		h->connect_to = curl_slist_append(NULL, ct);
 	}
 	if (!h->headers || !h->headers->next || (p->host[0] && !h->connect_to)) {
-		hc_http_cancel(h);
-		snprintf(why, whylen, "%s: out of memory", https ? "https" : "http");
+		hc_https_cancel(h);
+		snprintf(why, whylen, "https: out of memory");
 		return -1;
 	}
 	curl_easy_setopt(h->easy, CURLOPT_PRIVATE, h);
@@ -421,7 +387,7 @@ int hc_http_start(struct daemon *d, const struct hc_params *p, const struct sock
 	/* The path goes on the request line as configured, byte for byte. */
 	curl_easy_setopt(h->easy, CURLOPT_REQUEST_TARGET, p->path);
 	curl_easy_setopt(h->easy, CURLOPT_CONNECT_TO, h->connect_to);
-	curl_easy_setopt(h->easy, CURLOPT_PROTOCOLS_STR, https ? "https" : "http");
+	curl_easy_setopt(h->easy, CURLOPT_PROTOCOLS_STR, "https");
 	curl_easy_setopt(h->easy, CURLOPT_PROXY, ""); /* no *_proxy from the environment */
 	curl_easy_setopt(h->easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers);
@@ -441,20 +407,16 @@ int hc_http_start(struct daemon *d, const struct hc_params *p, const struct sock
 	curl_easy_setopt(h->easy, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h->easy, CURLOPT_WRITEDATA, h);
 	curl_easy_setopt(h->easy, CURLOPT_ERRORBUFFER, h->err);
-	if (https) {
-		long verify = p->tls_verify == HC_TLS_VERIFY_ON;
-
-		/* A resumed session skips the certificate: judge it every time. */
-		curl_easy_setopt(h->easy, CURLOPT_SSL_SESSIONID_CACHE, 0L);
-		curl_easy_setopt(h->easy, CURLOPT_SSL_VERIFYPEER, verify);
-		curl_easy_setopt(h->easy, CURLOPT_SSL_VERIFYHOST, verify ? 2L : 0L);
-		if (p->ca_file[0])
-			curl_easy_setopt(h->easy, CURLOPT_CAINFO, p->ca_file);
-		curl_easy_setopt(h->easy, CURLOPT_CA_CACHE_TIMEOUT, (long)CA_CACHE_S);
-	}
+	/* A resumed session skips the certificate: judge it every time. */
+	curl_easy_setopt(h->easy, CURLOPT_SSL_SESSIONID_CACHE, 0L);
+	curl_easy_setopt(h->easy, CURLOPT_SSL_VERIFYPEER, verify);
+	curl_easy_setopt(h->easy, CURLOPT_SSL_VERIFYHOST, verify ? 2L : 0L);
+	if (p->ca_file[0])
+		curl_easy_setopt(h->easy, CURLOPT_CAINFO, p->ca_file);
+	curl_easy_setopt(h->easy, CURLOPT_CA_CACHE_TIMEOUT, (long)CA_CACHE_S);
 	if (curl_multi_add_handle(multi, h->easy) != CURLM_OK) {
-		hc_http_cancel(h);
-		snprintf(why, whylen, "%s: libcurl refused the transfer", https ? "https" : "http");
+		hc_https_cancel(h);
+		snprintf(why, whylen, "https: libcurl refused the transfer");
 		return -1;
 	}
 	h->added = true;
@@ -462,7 +424,7 @@ int hc_http_start(struct daemon *d, const struct hc_params *p, const struct sock
 	return 0;
 }
 
-void hc_http_cancel(struct hc_http *h)
+void hc_https_cancel(struct hc_https *h)
 {
 	if (!h)
 		return;
@@ -481,7 +443,7 @@ void hc_http_cancel(struct hc_http *h)
 	free(h);
 }
 
-void hc_http_kick(void)
+void hc_https_kick(void)
 {
 	int running;
 
@@ -491,7 +453,7 @@ void hc_http_kick(void)
 	drain();
 }
 
-void hc_http_reap(void)
+void hc_https_reap(void)
 {
 	while (dead_socks) {
 		struct hc_sock *s = dead_socks;
