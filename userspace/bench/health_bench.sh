@@ -1,15 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # CPU of maglevd's health checks (issue 37): 10,000 HTTP checks a second on
-# libcurl (this tree) side by side with the hand-written client of REF, in one
-# run, then HTTPS (this tree, certificate verified) at 1,000 a second. maglevd
+# this tree's built-in client side by side with REF's (the same client before
+# https came, so the two should match), in one run; then this tree's HTTPS
+# (libcurl, certificate verified) and HTTP side by side at 1,000 a second,
+# which is what a check costs over TLS. maglevd
 # runs in a namespace of its own with no interface attached; 1,000 backends
 # (4 VIPs x 250 addresses on lo, health_via_encap no, interval 100 ms, rise and
 # fall 100 so that no state changes and no table is rebuilt in the window)
 # answer through hc_bench_server. Each case: 3 s to settle, then maglevd's user+system
 # CPU (/proc/PID/stat) and its count of checks over WINDOW seconds. The builds
-# alternate ROUNDS times; medians go to OUT.json. REF: MAGLEV_HC_BENCH_REF,
-# default 77c2b5f (the last commit with the hand-written client).
+# alternate ROUNDS times; medians go to OUT.json, with the share of checks
+# that passed (a check slower than its timeout fails). REF:
+# MAGLEV_HC_BENCH_REF, default 77c2b5f (the last commit before https).
 # Usage: userspace/bench/health_bench.sh OUT.json [ROUNDS] [WINDOW]   (part of make bench)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -64,7 +67,7 @@ pids="$pids $!"
 
 # run_case NAME MAGLEVD CHECK-OPTIONS VIPS INTERVAL -> "cpu_ticks checks passed" on stdout
 run_case() {
-	local d=$2 opts=$3 nvips=$4 ival=$5 v i t0 t1 c0 c1
+	local d=$2 opts=$3 nvips=$4 ival=$5 v i t0 t1 c0 c1 o0 o1
 	rm -rf "$pin"
 	cat >"$tmp/conf" <<-EOF
 		pin_dir $pin
@@ -86,18 +89,21 @@ run_case() {
 	done >>"$tmp/restore"
 	ctl restore --no-flush "$tmp/restore" >/dev/null
 	sleep 3
-	checks() { # [ok]: all checks, or those that passed
-		local v n=0 f='(.checks_ok // 0) + (.checks_failed // 0) + (.checks_unknown // 0)'
-		[ "${1:-}" = ok ] && f='.checks_ok // 0'
+	checks() { # "all passed": the checks made and those that passed, from one reading per VIP
+		local v
 		for v in $(seq "$nvips"); do
-			n=$((n + $(ctl -j health "192.0.2.$v:$((8000 + v))/tcp" | jq "[.backends[] | $f] | add")))
-		done
-		echo $n
+			ctl -j health "192.0.2.$v:$((8000 + v))/tcp" |
+				jq -r '[.backends[] | (.checks_ok // 0) + (.checks_failed // 0) +
+					(.checks_unknown // 0)] as $a | [.backends[] | .checks_ok // 0] as $o |
+					"\($a | add) \($o | add)"'
+		done | awk '{ a += $1; o += $2 } END { print a, o }'
 	}
 	cpu() { awk '{ print $14 + $15 }' "/proc/$dpid/stat"; }
-	c0=$(checks) o0=$(checks ok) t0=$(cpu)
+	read -r c0 o0 < <(checks)
+	t0=$(cpu)
 	sleep "$window"
-	t1=$(cpu) c1=$(checks) o1=$(checks ok)
+	t1=$(cpu)
+	read -r c1 o1 < <(checks)
 	# the commonest reasons of the last failures (a check slower than its
 	# timeout under load shows here)
 	for v in $(seq "$nvips"); do ctl -j health "192.0.2.$v:$((8000 + v))/tcp"; done |
@@ -111,24 +117,29 @@ run_case() {
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 hz=$(getconf CLK_TCK)
-: >"$tmp/http_now" && : >"$tmp/http_ref" && : >"$tmp/https_now"
+cases="http_now http_ref http_now_1k https_now"
+for c in $cases; do : >"$tmp/$c"; done
 for _ in $(seq "$rounds"); do
 	run_case http_now "$root/build/maglevd" "--check http --check-port 8080" 4 100 >>"$tmp/http_now"
 	[ -n "$refd" ] && run_case http_ref "$refd" "--check http --check-port 8080" 4 100 >>"$tmp/http_ref"
+	run_case http_now_1k "$root/build/maglevd" "--check http --check-port 8080" 1 250 \
+		>>"$tmp/http_now_1k"
 	run_case https_now "$root/build/maglevd" \
 		"--check https --check-port 8443 --check-host backend.example --check-ca-file $tmp/cert.pem" \
 		1 250 >>"$tmp/https_now"
 done
-# per case: checks/s, CPU % of one core, µs of CPU per check (medians)
+# per case: checks/s, CPU % of one core, µs of CPU per check, % passed (medians)
 json='{}'
-for c in http_now http_ref https_now; do
+for c in $cases; do
 	[ -s "$tmp/$c" ] || continue
 	rate=$(awk -v w="$window" '{ print int($2 / w) }' "$tmp/$c" | median)
 	pct=$(awk -v w="$window" -v hz="$hz" '{ printf "%.1f\n", 100 * $1 / hz / w }' "$tmp/$c" | median)
 	us=$(awk -v hz="$hz" '{ printf "%.1f\n", $2 ? 1e6 * $1 / hz / $2 : 0 }' "$tmp/$c" | median)
-	printf '%-10s %6s checks/s  %5s%% CPU  %6s us/check   (runs: %s)\n' "$c" "$rate" "$pct" "$us" \
-		"$(awk '{ printf "%s ticks/%s checks/%s ok; ", $1, $2, $3 }' "$tmp/$c")"
+	okp=$(awk '{ printf "%.1f\n", $2 ? 100 * $3 / $2 : 0 }' "$tmp/$c" | median)
+	printf '%-11s %6s checks/s  %5s%% CPU  %6s us/check  %5s%% ok   (runs: %s)\n' "$c" "$rate" \
+		"$pct" "$us" "$okp" "$(awk '{ printf "%s ticks/%s checks/%s ok; ", $1, $2, $3 }' "$tmp/$c")"
 	json=$(jq -n --argjson j "$json" --arg c "$c" --argjson r "$rate" --argjson p "$pct" --argjson u "$us" \
-		'$j + {("hc_\($c)_checks_per_s"): $r, ("hc_\($c)_cpu_pct"): $p, ("hc_\($c)_cpu_us_per_check"): $u}')
+		--argjson o "$okp" \
+		'$j + {("hc_\($c)_checks_per_s"): $r, ("hc_\($c)_cpu_pct"): $p, ("hc_\($c)_cpu_us_per_check"): $u, ("hc_\($c)_ok_pct"): $o}')
 done
 echo "$json" >"$out"
