@@ -50,7 +50,7 @@ struct hc_slot {
 	size_t resp_len;
 	bool in_body;		/* http: past the head (HC_BODY) */
 	bool at_line_start;	/* http: the head's last byte ended a line */
-	struct hc_body body;	/* http: the text searched for, if any */
+	struct hc_body *body;	/* http: the text searched for; made at the first */
 	struct hc_https *https; /* the https check in flight */
 	uint16_t dns_id;	/* id of the dns check's query in flight */
 	struct hc_slot *next_dead;
@@ -212,6 +212,7 @@ void health_reap(void)
 		struct hc_slot *s = dead_slots;
 
 		dead_slots = s->next_dead;
+		free(s->body);
 		free(s);
 	}
 	hc_https_reap();
@@ -404,9 +405,9 @@ static bool http_body(struct daemon *d, struct hc_slot *s, const char *data, siz
 		data++;
 		n--;
 	}
-	if (!s->in_body || !hc_body_feed(&s->body, data, n))
+	if (!s->in_body || !hc_body_feed(s->body, data, n))
 		return false;
-	if (s->body.found)
+	if (s->body->found)
 		finish(d, s->idx, true, "");
 	else
 		finish(d, s->idx, false, "http: body without the expected text");
@@ -454,8 +455,19 @@ static void http_read(struct daemon *d, struct hc_slot *s)
 		finish(d, s->idx, false, why);
 		return;
 	}
-	hc_body_init(&s->body, s->p.body);
-	if (!s->body.want_len) {
+	if (!s->p.body[0]) {
+		finish(d, s->idx, true, "");
+		return;
+	}
+	/* Only checks with a text carry the search's state. */
+	if (!s->body)
+		s->body = malloc(sizeof(*s->body));
+	if (!s->body) {
+		unknown(d, s->idx, "http: out of memory");
+		return;
+	}
+	hc_body_init(s->body, s->p.body);
+	if (!s->body->want_len) { /* a text that decodes to nothing: none */
 		finish(d, s->idx, true, "");
 		return;
 	}
