@@ -5,7 +5,8 @@ TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
 	selftests/daemon/daemon_health.sh selftests/daemon/daemon_health_encap.sh \
 	selftests/daemon/daemon_health_batch.sh selftests/daemon/daemon_health_unknown.sh \
 	selftests/daemon/daemon_health_start_down.sh selftests/daemon/daemon_health_on_fail.sh \
-	selftests/daemon/daemon_health_udp.sh selftests/daemon/daemon_multi_iface.sh \
+	selftests/daemon/daemon_health_udp.sh selftests/daemon/daemon_health_https.sh \
+	selftests/daemon/daemon_multi_iface.sh \
 	selftests/daemon/daemon_state.sh selftests/daemon/daemon_nexthop.sh \
 	selftests/daemon/daemon_reload.sh selftests/daemon/daemon_crash.sh \
 	selftests/daemon/daemon_bpffs.sh selftests/daemon/daemon_state_missing.sh \

@@ -23,7 +23,7 @@ CTL_FUZZ_LIBS := -ljson-c -lmnl -lbpf -lelf -lz -lpthread -lcurl -lm
 CTL_FUZZ_DAEMON := ctl/requests ctl/req_args ctl/req_changes ctl/req_queries ctl/ctl_commit ctl/flows_guard \
 	model/registry model/vip_sync model/balance datapath/registry_writer core/config model/state \
 	core/log core/durable datapath/table_swap \
-	datapath/slowpath health/health health/health_verdicts health/health_changes health/hc_udp \
+	datapath/slowpath health/health health/health_verdicts health/health_changes health/hc_udp health/hc_https health/hc_body \
 	announce/announce core/rtnl ctl/audit model/be_state metrics/status metrics/labels datapath/flow_count \
 	datapath/drift datapath/readback fleet/fleet fleet/fleet_health fleet/etcd_client core/stream \
 	datapath/second_chance datapath/bounded model/admit health/settle health/damping health/admission hot/hot_flows

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The health-check fields, one row each (see hc_fields.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <string.h>
 
 #include "hc_fields.h"
 
-_Static_assert(sizeof(enum hc_type) == sizeof(int) && sizeof(enum hc_on_fail) == sizeof(int),
+_Static_assert(sizeof(enum hc_type) == sizeof(int) && sizeof(enum hc_on_fail) == sizeof(int) &&
+		       sizeof(enum hc_tls_verify) == sizeof(int),
 	       "HCK_ENUM fields are stored as int");
 
-static const char *const type_names[] = {"none", "tcp", "http", "udp", "dns", NULL};
+static const char *const type_names[] = {"none", "tcp", "http", "udp", "dns", "https", NULL};
 static const char *const on_fail_names[] = {"repick", "drain", NULL};
+static const char *const tls_verify_names[] = {"on", "off", NULL};
+
+#define HTTP_BITS (HC_TYPE_BIT(HC_HTTP) | HC_TYPE_BIT(HC_HTTPS))
 
 #define AT(field) offsetof(struct hc_params, field), sizeof(((struct hc_params *)0)->field)
 
@@ -23,7 +28,7 @@ const struct hc_field hc_fields[HC_NFIELDS] = {
 	 .kind = HCK_ENUM,
 	 AT(type),
 	 .names = type_names,
-	 .choices = "tcp, http, udp, dns or none",
+	 .choices = "tcp, http, https, udp, dns or none",
 	 .shown_for = HC_TYPES_ALL,
 	 .rank = {0, 0, 0, 0}},
 	{.bit = HCF_PORT,
@@ -48,7 +53,7 @@ const struct hc_field hc_fields[HC_NFIELDS] = {
 	 .conf_ok = hc_http_path_ok,
 	 .conf_want = "want a path starting with '/', without spaces or control characters",
 	 .short_too_long = true,
-	 .shown_for = HC_TYPE_BIT(HC_HTTP),
+	 .shown_for = HTTP_BITS,
 	 .rank = {2, 5, 1, 10}},
 	{.bit = HCF_STATUS,
 	 .key = "status",
@@ -60,7 +65,7 @@ const struct hc_field hc_fields[HC_NFIELDS] = {
 	 .req_lo = 100,
 	 .conf_lo = 100,
 	 .hi = 599,
-	 .shown_for = HC_TYPE_BIT(HC_HTTP),
+	 .shown_for = HTTP_BITS,
 	 .rank = {3, 7, 7, 11}},
 	{.bit = HCF_INTERVAL,
 	 .key = "interval_ms",
@@ -158,6 +163,49 @@ const struct hc_field hc_fields[HC_NFIELDS] = {
 	 AT(dns_name),
 	 .shown_for = HC_TYPE_BIT(HC_DNS),
 	 .rank = {10, 3, 4, 9}},
+	{.bit = HCF_HOST,
+	 .key = "host",
+	 .req = "check_host",
+	 .opt = "check-host",
+	 .conf = "health_http_host",
+	 .kind = HCK_STR,
+	 AT(host),
+	 .conf_ok = hc_http_host_ok,
+	 .conf_want = "want a host name: dotted labels of letters, digits, '-' and '_'",
+	 .shown_for = HTTP_BITS,
+	 .rank = {12, 12, 12, 12}},
+	{.bit = HCF_BODY,
+	 .key = "body",
+	 .req = "check_body",
+	 .opt = "check-body",
+	 .conf = "health_http_body",
+	 .kind = HCK_STR,
+	 AT(body),
+	 .escaped = true,
+	 .shown_for = HTTP_BITS,
+	 .rank = {13, 13, 13, 13}},
+	{.bit = HCF_CA_FILE,
+	 .key = "ca_file",
+	 .req = "check_ca_file",
+	 .opt = "check-ca-file",
+	 .conf = "health_tls_ca_file",
+	 .kind = HCK_STR,
+	 AT(ca_file),
+	 .conf_ok = hc_ca_file_ok,
+	 .conf_want = "want an absolute path",
+	 .shown_for = HC_TYPE_BIT(HC_HTTPS),
+	 .rank = {14, 14, 14, 14}},
+	{.bit = HCF_TLS_VERIFY,
+	 .key = "tls_verify",
+	 .req = "check_tls_verify",
+	 .opt = "check-tls-verify",
+	 .conf = "health_tls_verify",
+	 .kind = HCK_ENUM,
+	 AT(tls_verify),
+	 .names = tls_verify_names,
+	 .choices = "on or off",
+	 .shown_for = HC_TYPE_BIT(HC_HTTPS),
+	 .rank = {15, 15, 15, 15}},
 };
 
 const struct hc_field *hc_field_at(enum hc_order o, size_t i)
@@ -311,4 +359,31 @@ bool hc_http_path_ok(const char *path)
 		if (*c <= ' ' || *c >= 0x7f)
 			return false;
 	return true;
+}
+
+bool hc_http_host_ok(const char *host)
+{
+	const unsigned char *c = (const unsigned char *)host;
+	size_t label = 0;
+
+	if (!*c || strlen(host) > 253)
+		return false;
+	for (; *c; c++) {
+		if (*c == '.') {
+			if (!label)
+				return false;
+			label = 0;
+		} else if (isalnum(*c) || *c == '-' || *c == '_') {
+			if (++label > 63)
+				return false;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+bool hc_ca_file_ok(const char *path)
+{
+	return path[0] == '/';
 }

@@ -16,7 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum hc_type { HC_NONE = 0, HC_TCP = 1, HC_HTTP = 2, HC_UDP = 3, HC_DNS = 4 };
+enum hc_type { HC_NONE = 0, HC_TCP = 1, HC_HTTP = 2, HC_UDP = 3, HC_DNS = 4, HC_HTTPS = 5 };
+
+/* https: the server certificate verified (the default) or not. */
+enum hc_tls_verify { HC_TLS_VERIFY_ON = 0, HC_TLS_VERIFY_OFF = 1 };
 
 /* What a backend that fails its checks keeps: nothing (its established
  * flows are re-picked, the IPVS/Katran default) or its established flows
@@ -33,6 +36,10 @@ struct hc_params {
 	char payload[128];  /* udp: what to send, escaped text (hc_udp.h) */
 	char expect[128];   /* udp: what the reply must hold; "": any reply */
 	char dns_name[128]; /* dns: the name queried */
+	char host[128];	    /* http, https: Host header and SNI; "": the address */
+	char body[128];	    /* http, https: what the body must hold, escaped text */
+	char ca_file[256];  /* https: the CAs to verify with; "": the system's */
+	enum hc_tls_verify tls_verify;
 	uint32_t interval_ms;
 	uint32_t timeout_ms;
 	uint32_t rise;
@@ -54,6 +61,10 @@ enum {
 	HCF_PAYLOAD = 1 << 9,
 	HCF_EXPECT = 1 << 10,
 	HCF_DNS_NAME = 1 << 11,
+	HCF_HOST = 1 << 12,
+	HCF_BODY = 1 << 13,
+	HCF_CA_FILE = 1 << 14,
+	HCF_TLS_VERIFY = 1 << 15,
 };
 
 enum hc_field_kind {
@@ -76,7 +87,7 @@ enum hc_order {
 	HC_ORDERS,
 };
 
-#define HC_TYPES_ALL	 0x1fu		      /* every type, none too */
+#define HC_TYPES_ALL	 0x3fu		      /* every type, none too */
 #define HC_TYPES_CHECKED (HC_TYPES_ALL & ~1u) /* every type but none */
 #define HC_TYPE_BIT(t)	 (1u << (t))
 
@@ -106,7 +117,7 @@ struct hc_field {
 	uint8_t rank[HC_ORDERS]; /* its place in each order */
 };
 
-#define HC_NFIELDS 12
+#define HC_NFIELDS 16
 extern const struct hc_field hc_fields[HC_NFIELDS];
 
 /* The i-th field (0..HC_NFIELDS-1) of an order. */
@@ -134,5 +145,9 @@ const char *hc_on_fail_name(enum hc_on_fail f);
 int hc_on_fail_parse(const char *s, enum hc_on_fail *f);
 /* The path goes into the request line as is: '/' then visible ASCII only. */
 bool hc_http_path_ok(const char *path);
+/* A Host/SNI name: dotted labels of letters, digits, '-' and '_'. */
+bool hc_http_host_ok(const char *host);
+/* A CA file is named by an absolute path. */
+bool hc_ca_file_ok(const char *path);
 
 #endif /* MAGLEV_HC_FIELDS_H */

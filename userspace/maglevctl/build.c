@@ -13,14 +13,18 @@
 #include "hc_fields.h"
 #include "maglevctl.h"
 
-enum opt_kind { OPT_FLAG, OPT_STR, OPT_INT };
+/* OPT_CONST: a flag that sets its field to the string value. */
+enum opt_kind { OPT_FLAG, OPT_STR, OPT_INT, OPT_CONST };
 
 struct opt_def {
 	const char *name; /* without "--" */
 	enum opt_kind kind;
 	const char *field; /* request member */
 	bool flag_value;   /* for OPT_FLAG: the boolean it sets */
+	const char *value; /* for OPT_CONST: the string it sets */
 };
+
+#define HC_NOPTS (HC_NFIELDS + 1) /* the fields and --check-insecure */
 
 static json_object *usage(struct build_err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -36,15 +40,18 @@ static json_object *usage(struct build_err *e, const char *fmt, ...)
 }
 
 /* The health-check overrides (hc_fields.h) as options; d ends with a NULL name. */
-static void hc_opt_defs(struct opt_def d[HC_NFIELDS + 1])
+static void hc_opt_defs(struct opt_def d[HC_NOPTS + 1])
 {
 	size_t i;
 
 	for (i = 0; i < HC_NFIELDS; i++)
 		d[i] = (struct opt_def){hc_fields[i].opt,
 					hc_fields[i].kind == HCK_UINT ? OPT_INT : OPT_STR,
-					hc_fields[i].req, false};
-	d[HC_NFIELDS] = (struct opt_def){NULL, 0, NULL, false};
+					hc_fields[i].req, false, NULL};
+	/* The short way to turn verification off: --check-tls-verify off. */
+	d[HC_NFIELDS] =
+		(struct opt_def){"check-insecure", OPT_CONST, "check_tls_verify", false, "off"};
+	d[HC_NOPTS] = (struct opt_def){NULL, 0, NULL, false, NULL};
 }
 
 /* The option called name in opts, then in more (NULL: none), or NULL. */
@@ -138,13 +145,15 @@ static json_object *parse_args(const char *cmd, int argc, char **argv, const str
 		}
 		if (nseen < (int)(sizeof(seen) / sizeof(seen[0])))
 			seen[nseen++] = o;
-		if (o->kind == OPT_FLAG) {
+		if (o->kind == OPT_FLAG || o->kind == OPT_CONST) {
 			if (eq) {
 				json_object_put(req);
 				return usage(e, "%s: --%s takes no value", cmd, name);
 			}
 			json_object_object_add(req, o->field,
-					       json_object_new_boolean(o->flag_value));
+					       o->kind == OPT_CONST
+						       ? json_object_new_string(o->value)
+						       : json_object_new_boolean(o->flag_value));
 			continue;
 		}
 		if (eq) {
@@ -193,37 +202,37 @@ json_object *build_change(const char *object, int argc, char **argv, struct buil
 	 * health-check overrides of hc_fields[] too (hc_opts).
 	 */
 	static const struct opt_def vip_add_opts[] = {
-		{"port-any", OPT_FLAG, "port_any", true},
-		{"encap", OPT_STR, "encap", false},
-		{"gue-port", OPT_INT, "gue_port", false},
-		{"second-chance", OPT_FLAG, "second_chance", true},
-		{"no-second-chance", OPT_FLAG, "second_chance", false},
-		{"placement", OPT_STR, "placement", false},
-		{"vnodes", OPT_INT, "vnodes", false},
-		{"balance-factor", OPT_STR, "balance_factor", false},
-		{"slow-start", OPT_STR, "slow_start_ms", false},
-		{"hot-threshold", OPT_STR, "hot_threshold", false},
-		{NULL, 0, NULL, false},
+		{"port-any", OPT_FLAG, "port_any", true, NULL},
+		{"encap", OPT_STR, "encap", false, NULL},
+		{"gue-port", OPT_INT, "gue_port", false, NULL},
+		{"second-chance", OPT_FLAG, "second_chance", true, NULL},
+		{"no-second-chance", OPT_FLAG, "second_chance", false, NULL},
+		{"placement", OPT_STR, "placement", false, NULL},
+		{"vnodes", OPT_INT, "vnodes", false, NULL},
+		{"balance-factor", OPT_STR, "balance_factor", false, NULL},
+		{"slow-start", OPT_STR, "slow_start_ms", false, NULL},
+		{"hot-threshold", OPT_STR, "hot_threshold", false, NULL},
+		{NULL, 0, NULL, false, NULL},
 	};
 	const struct opt_def *vip_set_opts = &vip_add_opts[1];
-	struct opt_def hc_opts[HC_NFIELDS + 1];
+	struct opt_def hc_opts[HC_NOPTS + 1];
 	static const struct opt_def be_add_opts[] = {
-		{"weight", OPT_INT, "weight", false},
-		{"drain", OPT_FLAG, "drain", true},
-		{"start-down", OPT_FLAG, "start_down", true},
-		{NULL, 0, NULL, false},
+		{"weight", OPT_INT, "weight", false, NULL},
+		{"drain", OPT_FLAG, "drain", true, NULL},
+		{"start-down", OPT_FLAG, "start_down", true, NULL},
+		{NULL, 0, NULL, false, NULL},
 	};
 	static const struct opt_def be_set_opts[] = {
-		{"weight", OPT_INT, "weight", false},
-		{"drain", OPT_FLAG, "drain", true},
-		{"undrain", OPT_FLAG, "drain", false},
-		{NULL, 0, NULL, false},
+		{"weight", OPT_INT, "weight", false, NULL},
+		{"drain", OPT_FLAG, "drain", true, NULL},
+		{"undrain", OPT_FLAG, "drain", false, NULL},
+		{NULL, 0, NULL, false, NULL},
 	};
 	static const struct opt_def be_del_opts[] = {
-		{"force", OPT_FLAG, "force", true},
-		{NULL, 0, NULL, false},
+		{"force", OPT_FLAG, "force", true, NULL},
+		{NULL, 0, NULL, false, NULL},
 	};
-	static const struct opt_def none[] = {{NULL, 0, NULL, false}};
+	static const struct opt_def none[] = {{NULL, 0, NULL, false, NULL}};
 	static const char *const vip_pos[] = {"vip"};
 	static const char *const be_pos[] = {"vip", "backend"};
 	const char *verb = argc ? argv[0] : "";

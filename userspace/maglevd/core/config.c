@@ -112,6 +112,10 @@ static int hc_udp_params_check(const struct hc_params *p, char *err, size_t errl
 		snprintf(err, errlen, "UDP check expect: %s", e);
 		return -EINVAL;
 	}
+	if (hc_udp_decode(p->body, buf, sizeof(buf), e, sizeof(e)) < 0) {
+		snprintf(err, errlen, "HTTP check body: %s", e);
+		return -EINVAL;
+	}
 	if (p->dns_name[0] && !hc_dns_name_ok(p->dns_name)) {
 		snprintf(err, errlen,
 			 "DNS check name '%.60s' is not a host name (dotted labels of letters, "
@@ -150,6 +154,18 @@ int hc_params_check(const struct hc_params *p, char *err, size_t errlen)
 		snprintf(err, errlen,
 			 "HTTP check path must start with '/' and hold no spaces or control "
 			 "characters");
+		return -EINVAL;
+	}
+	if (p->host[0] && !hc_http_host_ok(p->host)) {
+		snprintf(err, errlen,
+			 "HTTP check host '%.60s' is not a host name (dotted labels of letters, "
+			 "digits, '-' and '_')",
+			 p->host);
+		return -EINVAL;
+	}
+	if (p->ca_file[0] && !hc_ca_file_ok(p->ca_file)) {
+		snprintf(err, errlen, "HTTPS check CA file '%.60s' must be an absolute path",
+			 p->ca_file);
 		return -EINVAL;
 	}
 	return hc_udp_params_check(p, err, errlen);

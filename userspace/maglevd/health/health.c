@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Backend health checks: non-blocking TCP connects, HTTP GETs and
- * datagram exchanges (udp, dns: hc_udp.h) driven by the event loop. A backend changes state only
+ * Backend health checks: non-blocking TCP connects, HTTP GETs (the client
+ * here), HTTPS GETs (libcurl: hc_https.h) and datagram exchanges (udp, dns:
+ * hc_udp.h) driven by the event loop. A backend changes state only
  * after `rise` successes or `fall` failures in a row, so a flapping backend does not churn the
  * table. Verdicts wait for the end of the tick and go in together (health_verdicts.c): one table
  * rebuild per VIP, however many changed.
@@ -26,10 +27,13 @@
 #include "core/daemon.h"
 #include "fleet/fleet_health.h"
 #include "hc_encap.h"
+#include "health/hc_body.h"
+#include "health/hc_https.h"
 #include "health/hc_udp.h"
 #include "core/log.h"
 
-enum hc_phase { HC_IDLE, HC_CONNECTING, HC_READING };
+/* HC_BODY: http, the status was right, the body is searched for its text. */
+enum hc_phase { HC_IDLE, HC_CONNECTING, HC_READING, HC_BODY };
 
 struct hc_slot {
 	struct ev_source src; /* fd of the check in flight; first member */
@@ -41,10 +45,14 @@ struct hc_slot {
 	int last; /* enum hc_result, -1: no result yet */
 	double last_rtt_ms;
 	uint64_t checks[HC_RESULTS];
-	char last_error[96];
+	char last_error[160];
 	char resp[64];
 	size_t resp_len;
-	uint16_t dns_id; /* id of the dns check's query in flight */
+	bool in_body;		/* http: past the head (HC_BODY) */
+	bool at_line_start;	/* http: the head's last byte ended a line */
+	struct hc_body *body;	/* http: the text searched for; made at the first */
+	struct hc_https *https; /* the https check in flight */
+	uint16_t dns_id;	/* id of the dns check's query in flight */
 	struct hc_slot *next_dead;
 };
 
@@ -175,6 +183,8 @@ fail:
 
 static void slot_close(struct daemon *d, struct hc_slot *s)
 {
+	hc_https_cancel(s->https);
+	s->https = NULL;
 	if (s->src.fd >= 0) {
 		ev_del(d, &s->src);
 		close(s->src.fd);
@@ -202,8 +212,10 @@ void health_reap(void)
 		struct hc_slot *s = dead_slots;
 
 		dead_slots = s->next_dead;
+		free(s->body);
 		free(s);
 	}
+	hc_https_reap();
 }
 
 static void record(struct daemon *d, struct hc_slot *s, enum hc_result r, const char *why)
@@ -272,12 +284,6 @@ static void unknown(struct daemon *d, uint32_t idx, const char *why)
 	}
 }
 
-/* Errors of connect() that are the balancer's own, not the backend's. */
-static bool local_errno(int e)
-{
-	return e == EADDRNOTAVAIL || e == EAGAIN || e == ENOBUFS || e == ENOMEM;
-}
-
 static bool is_dgram(enum hc_type t)
 {
 	return t == HC_UDP || t == HC_DNS;
@@ -344,14 +350,142 @@ static void dgram_send(struct daemon *d, struct hc_slot *s)
 		unknown(d, s->idx, "epoll failed");
 }
 
+/* http: the request went with the connect's success; one send does it, as
+ * it fits any socket buffer. Host is check_host, else the address.
+ */
+static void http_send(struct daemon *d, struct hc_slot *s)
+{
+	char req[512], host[sizeof(s->p.host) + 2];
+	ssize_t n;
+
+	if (s->p.host[0]) {
+		snprintf(host, sizeof(host), "%s", s->p.host);
+	} else {
+		struct sockaddr_storage ss;
+		socklen_t al = sizeof(ss);
+		char a[INET6_ADDRSTRLEN];
+		bool v6;
+
+		if (getpeername(s->src.fd, (struct sockaddr *)&ss, &al) ||
+		    !inet_ntop(ss.ss_family,
+			       ss.ss_family == AF_INET6
+				       ? (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+				       : (void *)&((struct sockaddr_in *)&ss)->sin_addr,
+			       a, sizeof(a)))
+			strcpy(a, "backend");
+		v6 = strchr(a, ':');
+		snprintf(host, sizeof(host), "%s%s%s", v6 ? "[" : "", a, v6 ? "]" : "");
+	}
+	snprintf(req, sizeof(req),
+		 "GET %s HTTP/1.0\r\nHost: %s\r\nUser-Agent: maglevd-health\r\n"
+		 "Connection: close\r\n\r\n",
+		 s->p.path, host);
+	n = send(s->src.fd, req, strlen(req), MSG_NOSIGNAL);
+	if (n != (ssize_t)strlen(req)) {
+		finish(d, s->idx, false, "http: send failed");
+		return;
+	}
+	s->phase = HC_READING;
+	s->resp_len = 0;
+	ev_mod(d, &s->src, EPOLLIN);
+}
+
+/* http, past the status: skip the head (up to its blank line, "\r\n\r\n" or
+ * "\n\n"), then search the body for check_body's text. true once decided.
+ */
+static bool http_body(struct daemon *d, struct hc_slot *s, const char *data, size_t n)
+{
+	while (n && !s->in_body) {
+		if (*data == '\n') {
+			s->in_body = s->at_line_start;
+			s->at_line_start = true;
+		} else if (*data != '\r') {
+			s->at_line_start = false;
+		}
+		data++;
+		n--;
+	}
+	if (!s->in_body || !hc_body_feed(s->body, data, n))
+		return false;
+	if (s->body->found)
+		finish(d, s->idx, true, "");
+	else
+		finish(d, s->idx, false, "http: body without the expected text");
+	return true;
+}
+
+/* http: the answer so far; the status line decides, then the body if a
+ * text is expected (HTTP/1.0 and Connection: close, so it ends at EOF).
+ */
+static void http_read(struct daemon *d, struct hc_slot *s)
+{
+	unsigned int major, minor, status;
+	char why[96], buf[4096];
+	ssize_t n;
+
+	if (s->phase == HC_BODY) {
+		n = recv(s->src.fd, buf, sizeof(buf), 0);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n < 0)
+			finish(d, s->idx, false, "http: read failed");
+		else if (!n)
+			finish(d, s->idx, false, "http: body without the expected text");
+		else
+			http_body(d, s, buf, (size_t)n);
+		return;
+	}
+	n = recv(s->src.fd, s->resp + s->resp_len, sizeof(s->resp) - 1 - s->resp_len, 0);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		finish(d, s->idx, false, "http: read failed");
+		return;
+	}
+	s->resp_len += (size_t)n;
+	s->resp[s->resp_len] = '\0';
+	if (n > 0 && s->resp_len < 12 && !strchr(s->resp, '\n'))
+		return; /* status line not complete yet */
+	if (sscanf(s->resp, "HTTP/%u.%u %u", &major, &minor, &status) != 3) {
+		finish(d, s->idx, false, "http: no status line");
+		return;
+	}
+	if (status != s->p.status) {
+		snprintf(why, sizeof(why), "http: status %u, want %u", status, s->p.status);
+		finish(d, s->idx, false, why);
+		return;
+	}
+	if (!s->p.body[0]) {
+		finish(d, s->idx, true, "");
+		return;
+	}
+	/* Only checks with a text carry the search's state. */
+	if (!s->body)
+		s->body = malloc(sizeof(*s->body));
+	if (!s->body) {
+		unknown(d, s->idx, "http: out of memory");
+		return;
+	}
+	hc_body_init(s->body, s->p.body);
+	if (!s->body->want_len) { /* a text that decodes to nothing: none */
+		finish(d, s->idx, true, "");
+		return;
+	}
+	/* The body's text: what came with the status line is searched first. */
+	s->phase = HC_BODY;
+	s->in_body = false;
+	s->at_line_start = false;
+	if (!http_body(d, s, s->resp, s->resp_len) && !n)
+		finish(d, s->idx, false, "http: body without the expected text");
+}
+
 static void on_ready(struct daemon *d, struct ev_source *src, uint32_t events)
 {
 	struct hc_slot *s = (struct hc_slot *)src;
 	uint32_t idx = s->idx;
 	int soerr = 0;
 	socklen_t sl = sizeof(soerr);
-	char req[256], host[CTL_ADDR_STRLEN];
-	ssize_t n;
+	char why[96];
 
 	/* An event of this batch for a check that already ended in it (the
 	 * tick's timeout came first): its fd is gone, and reading it would
@@ -363,72 +497,31 @@ static void on_ready(struct daemon *d, struct ev_source *src, uint32_t events)
 		on_dgram(d, s);
 		return;
 	}
-	if (s->phase == HC_CONNECTING) {
-		if (getsockopt(src->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
-			char why[96];
-
-			snprintf(why, sizeof(why), "connect: %s", strerror(soerr ? soerr : errno));
-			finish(d, idx, false, why);
-			return;
-		}
-		if (s->p.type == HC_TCP) {
-			finish(d, idx, true, "");
-			return;
-		}
-		/* HTTP: the request fits any socket buffer, so one send does it. */
-		{
-			struct sockaddr_storage ss;
-			socklen_t al = sizeof(ss);
-
-			if (getpeername(src->fd, (struct sockaddr *)&ss, &al) ||
-			    !inet_ntop(ss.ss_family,
-				       ss.ss_family == AF_INET6
-					       ? (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
-					       : (void *)&((struct sockaddr_in *)&ss)->sin_addr,
-				       host, sizeof(host)))
-				strcpy(host, "backend");
-		}
-		snprintf(req, sizeof(req),
-			 "GET %s HTTP/1.0\r\nHost: %s%s%s\r\nUser-Agent: maglevd-health\r\n"
-			 "Connection: close\r\n\r\n",
-			 s->p.path, strchr(host, ':') ? "[" : "", host,
-			 strchr(host, ':') ? "]" : "");
-		n = send(src->fd, req, strlen(req), MSG_NOSIGNAL);
-		if (n != (ssize_t)strlen(req)) {
-			finish(d, idx, false, "http: send failed");
-			return;
-		}
-		s->phase = HC_READING;
-		s->resp_len = 0;
-		ev_mod(d, src, EPOLLIN);
+	if (s->phase != HC_CONNECTING) {
+		http_read(d, s);
 		return;
 	}
-	n = recv(src->fd, s->resp + s->resp_len, sizeof(s->resp) - 1 - s->resp_len, 0);
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EINTR)
-			return;
-		finish(d, idx, false, "http: read failed");
+	if (getsockopt(src->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
+		snprintf(why, sizeof(why), "connect: %s", strerror(soerr ? soerr : errno));
+		finish(d, idx, false, why);
 		return;
 	}
-	s->resp_len += (size_t)n;
-	s->resp[s->resp_len] = '\0';
-	if (n > 0 && s->resp_len < 12 && !strchr(s->resp, '\n'))
-		return; /* status line not complete yet */
-	{
-		unsigned int major, minor, status;
-		char why[96];
-
-		if (sscanf(s->resp, "HTTP/%u.%u %u", &major, &minor, &status) != 3) {
-			finish(d, idx, false, "http: no status line");
-			return;
-		}
-		if (status != s->p.status) {
-			snprintf(why, sizeof(why), "http: status %u, want %u", status, s->p.status);
-			finish(d, idx, false, why);
-			return;
-		}
+	if (s->p.type == HC_HTTP)
+		http_send(d, s);
+	else
 		finish(d, idx, true, "");
-	}
+}
+
+/* The end of an https check (hc_https.h). */
+static void https_done(struct daemon *d, void *arg, enum hc_result r, const char *why)
+{
+	struct hc_slot *s = arg;
+
+	s->https = NULL; /* gone already */
+	if (r == HC_UNKNOWN)
+		unknown(d, s->idx, why);
+	else
+		finish(d, s->idx, r == HC_OK, why);
 }
 
 static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v,
@@ -484,6 +577,16 @@ static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v
 			return;
 		}
 	}
+	if (s->p.type == HC_HTTPS) {
+		char why[96];
+
+		s->phase = HC_CONNECTING;
+		if (hc_https_start(d, &s->p, (struct sockaddr *)&ss,
+				   via_encap ? MAGLEV_HC_MARK_BASE | b->idx : 0, https_done, s,
+				   &s->https, why, sizeof(why)))
+			unknown(d, b->idx, why);
+		return;
+	}
 	fd = socket(ss.ss_family,
 		    (is_dgram(s->p.type) ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		    0);
@@ -513,7 +616,7 @@ static void start_check(struct daemon *d, struct hc_slot *s, const struct vip *v
 		snprintf(why, sizeof(why), "connect: %s", strerror(e));
 		close(fd);
 		s->src.fd = -1;
-		if (local_errno(e))
+		if (hc_local_errno(e))
 			unknown(d, b->idx, why);
 		else
 			finish(d, b->idx, false, why);
@@ -605,6 +708,7 @@ void health_tick(struct daemon *d)
 			}
 		}
 	}
+	hc_https_kick();
 	/* This tick's verdicts and those since the last one, in one commit. */
 	health_verdicts_apply(d);
 }
