@@ -232,10 +232,13 @@ static void ctx_close(struct sc_ctx *c)
 }
 
 /* One encapsulated frame (outer IP carrying UDP to the GUE port, IPIP or
- * IPv6) from any backend's eth0; its backend, or -1 after timeout_ms.
+ * IPv6) from any backend's eth0, into c->rx; its backend, or -1 after
+ * timeout_ms. Frames passed over (a backend's own reply, neighbour
+ * discovery) leave c->rx as it was: a caller may still read the last one.
  */
 static int capture(struct sc_ctx *c, int timeout_ms, size_t *len)
 {
+	static uint8_t buf[sizeof(c->rx)];
 	struct pollfd p[KMOD_NBACKENDS];
 	int k;
 
@@ -255,19 +258,20 @@ static int capture(struct sc_ctx *c, int timeout_ms, size_t *len)
 
 			if (!(p[k].revents & POLLIN))
 				continue;
-			got = recvfrom(c->cap[k], c->rx, sizeof(c->rx), 0, (struct sockaddr *)&from,
+			got = recvfrom(c->cap[k], buf, sizeof(buf), 0, (struct sockaddr *)&from,
 				       &fl);
 			/* Only what arrives: not the backend's own replies. */
 			if (got < 14 + 40 || from.sll_pkttype == PACKET_OUTGOING)
 				continue;
-			v6 = c->rx[12] == 0x86 && c->rx[13] == 0xdd;
-			if (!v6 && !(c->rx[12] == 0x08 && c->rx[13] == 0x00))
+			v6 = buf[12] == 0x86 && buf[13] == 0xdd;
+			if (!v6 && !(buf[12] == 0x08 && buf[13] == 0x00))
 				continue;
-			proto = v6 ? c->rx[14 + 6] : c->rx[14 + 9];
+			proto = v6 ? buf[14 + 6] : buf[14 + 9];
 			l4 = 14 + (v6 ? 40 : 20);
 			if (proto == IPPROTO_IPIP || proto == IPPROTO_IPV6 ||
-			    (proto == IPPROTO_UDP && c->rx[l4 + 2] == KMOD_GUE_PORT >> 8 &&
-			     c->rx[l4 + 3] == (KMOD_GUE_PORT & 0xff))) {
+			    (proto == IPPROTO_UDP && buf[l4 + 2] == KMOD_GUE_PORT >> 8 &&
+			     buf[l4 + 3] == (KMOD_GUE_PORT & 0xff))) {
+				memcpy(c->rx, buf, (size_t)got);
 				*len = (size_t)got;
 				return k;
 			}
