@@ -53,7 +53,15 @@ wait_no_prev() {
 
 check "the second backend's slots kept backend 1 as previous owner ($(prev_slots) slots)" \
 	[ "$(prev_slots)" -gt 0 -a "$(prev_slots)" = "$(prev_slots 198.51.100.1)" ]
+t0=$(date +%s%3N)
+win=$(ctl -j table $V | jq .prev_window_ms)
+check "prev_window_ms says how long they are kept: $win ms of second_chance_ms 4000" \
+	[ "$win" -gt 0 -a "$win" -le 4000 ]
 check "after second_chance_ms the table carries no previous owner" wait_no_prev 8
+t1=$(date +%s%3N)
+check "... dropped when prev_window_ms said ($((t1 - t0)) ms after it said $win ms)" \
+	[ $((t1 - t0)) -ge $((win - 100)) -a $((t1 - t0)) -le $((win + 2000)) ]
+check "... and prev_window_ms is 0 then" [ "$(ctl -j table $V | jq .prev_window_ms)" = 0 ]
 
 ctl -j table $V --dump >"$TDIR/before.json"
 ctl backend add $V 198.51.100.3

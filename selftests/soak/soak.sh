@@ -98,7 +98,31 @@ for i in 1 2 3 4 5 6; do allow+=("$(topo_backend4 "$i")/32" "$(topo_backend6 "$i
 for i in 1 2 3 4 5 6; do
 	topo_decap_strict "$i" "${allow[@]}"
 	topo_backend_tx "$i"
+	# Which backend's stack reset a connection: each records the client
+	# (address . port) of every reset it sends, read by rst_from for a break
+	# no rule explains.
+	topo_exec "b$i" nft -f - <<-EON || topo_die "nft on b$i"
+		table inet soakrst {
+			set r4 { type ipv4_addr . inet_service; flags dynamic, timeout; timeout 10m; size 65536; }
+			set r6 { type ipv6_addr . inet_service; flags dynamic, timeout; timeout 10m; size 65536; }
+			chain out {
+				type filter hook output priority 0;
+				tcp flags rst meta nfproto ipv4 update @r4 { ip daddr . tcp dport }
+				tcp flags rst meta nfproto ipv6 update @r6 { ip6 daddr . tcp dport }
+			}
+		}
+	EON
 done
+# rst_from TUPLE ("[a]:p" or "a:p", the client's): the backends whose stack
+# sent it a reset in the last 10 minutes, "b1 b4", or "none".
+rst_from() {
+	local a=${1%:*} p=${1##*:} i set=r4 out=
+	case $a in \[*) a=${a#[}; a=${a%]}; set=r6 ;; esac
+	for i in 1 2 3 4 5 6; do
+		topo_exec "b$i" nft get element inet soakrst $set "{ $a . $p }" >/dev/null 2>&1 && out+=" b$i"
+	done
+	echo "${out:- none}"
+}
 
 # ---- etcd: three members, one namespace each, behind the router -------------
 # Member M: 198.51.100.(240+4M-2)/30, the router .(240+4M-3).
@@ -185,6 +209,7 @@ conv_poll() {
 				[ $at -gt $lat ] && lat=$at
 			done <<<"$s"
 			CONV+=("$lat")
+			flog conv "rev=$2" "ms=$lat"
 			return 0
 		fi
 		sleep 0.05
@@ -583,8 +608,7 @@ check_events() {
 		"$TOPO_DIR/faults.log" "$TOPO_DIR/ev.pending")
 	while IFS=$'\t' read -r cls line; do
 		[ -n "$cls" ] || continue
-		[ "$cls" = UNEXPLAINED ] && slot_explain "$line" &&
-			cls="slot no longer keeps its backend (changed twice, or changed before the window)"
+		[ "$cls" = UNEXPLAINED ] && slot_explain "$line" && cls=$SLOTCLS
 		[ "$cls" = new ] || echo "$cls	$line" >>"$TOPO_DIR/events.classified"
 		NEV=$((NEV + 1))
 		CLS[$cls]=$((${CLS[$cls]:-0} + 1))
@@ -759,20 +783,24 @@ declare -A SLOTSIG=() SLOTREAD=() BENAME=()
 for i in 1 2 3 4 5 6; do BENAME[$(topo_backend4 "$i")]=$i BENAME[$(topo_backend6 "$i")]=$i; done
 BENAMES=$(for a in "${!BENAME[@]}"; do echo "$a ${BENAME[$a]}"; done)
 sample_slots() {
-	local k v sig
+	local k v sig wend
 	for k in 1 2 3; do
 		lb_alive "$k" || continue
 		for v in "${VIPS[@]}"; do
 			[ "${VSC[$v]}" = 1 ] || continue
-			sig=$(ctl "$k" -j table "$v" | jq -r '"\(.digest) \(.prev_slots)"') || continue
+			sig=$(ctl "$k" -j table "$v" | jq -r '"\(.digest) \(.prev_slots) \(.prev_window_ms)"') || continue
 			[ -n "$sig" ] || continue
-			# unchanged: only when it was read, "MS K VIP tick" (the judge
-			# needs the first reading after a break, changed or not)
+			# When the previous owners go: a flow carried by them breaks then.
+			wend=$(($(now_ms) + ${sig##* }))
+			sig=${sig% *}
+			# unchanged: only when it was read, "MS K VIP tick WINDOW-END" (the
+			# judge needs the first reading after a break, changed or not)
 			if [ "$sig" = "${SLOTSIG[$k $v]:-}" ]; then
 				SLOTREAD[$k $v]=$(now_ms)
-				echo "${SLOTREAD[$k $v]} $k $v tick" >>"$TOPO_DIR/slots.log"
+				echo "${SLOTREAD[$k $v]} $k $v tick $wend" >>"$TOPO_DIR/slots.log"
 				continue
 			fi
+			echo "$(now_ms) $k $v win $wend" >>"$TOPO_DIR/slots.log"
 			# The owners changed (not only the previous owners dropped),
 			# at the latest now, at the earliest just after the last
 			# reading: that one, so that a late reading (a loaded machine)
@@ -801,11 +829,13 @@ sample_slots() {
 		done
 	done
 }
-# slot_explain EVENT: for a break on a second-chance VIP, true ("slot
-# changed twice") when its backend had owned the flow's slot (found with
-# lookup) and a balancer's table just before or just after the break kept it
-# neither as owner nor as previous owner. Each such break and its slot's
-# history go to slots.explained, explained or not.
+# slot_explain EVENT: for a break on a second-chance VIP, true, with its class
+# in SLOTCLS, when its backend had owned the flow's slot (found with lookup)
+# and a balancer's table just before or just after the break kept it neither
+# as owner nor as previous owner ("slot changed twice"), or kept it only as
+# previous owner for a window that ended before the break (as maglevd said:
+# prev_window_ms). Each such break and its slot's history go to
+# slots.explained, explained or not.
 slot_explain() {
 	local v t tuple be k r slot=
 	read -r _ v _ _ t _ _ _ tuple _ be <<<"$1"
@@ -818,6 +848,10 @@ slot_explain() {
 	[ -n "$slot" ] || { say "slot_explain: no lookup answer for $tuple on $v"; return 1; }
 	awk -v v="$v" -v s="$((slot + 1))" -v t="$t" -v be="${be#b}" '
 		$3 != v { next }
+		# when each balancer'"'"'s previous owners were to go, as of its last
+		# reading before the break
+		($4 == "tick" || $4 == "win") && $1 <= t { wend[$2] = $5 }
+		$4 == "win" { next }
 		# each balancer'"'"'s last reading before the break, and its first one
 		# after, changed or not (a change between the two may have come
 		# before the break: the readings are a tick apart, more when the
@@ -828,7 +862,7 @@ slot_explain() {
 		$4 != "prev" { next }
 		c == be && $1 <= t { owned = 1 } # a previous owner owned it before
 		{ ok[$2] = o[$2] == be || c == be }
-		$1 <= t { kept[$2, "before"] = ok[$2] }
+		$1 <= t { kept[$2, "before"] = ok[$2]; onlyprev[$2] = o[$2] != be && c == be }
 		$1 > t && !(($2, "after") in kept) { kept[$2, "after"] = ok[$2] }
 		# the slot'"'"'s history on each balancer: "MS:owner/previous", from the break
 		{ h = "b" o[$2] "/b" c; if (h != last[$2]) hist[$2] = hist[$2] " " ($1 - t) "ms:" h; last[$2] = h }
@@ -839,14 +873,27 @@ slot_explain() {
 				for (k in kept)
 					if (!kept[k])
 						exit 0
+			# Kept only as previous owner, by a window that ended before
+			# the break: a flow with no entry there (carried packet by
+			# packet) goes to the owner from then on.
+			for (k in onlyprev)
+				if (onlyprev[k] && wend[k] != "" && wend[k] <= t + 250) {
+					printf "  lb%s: window ended %dms before the break\n", k, t - wend[k]
+					exit 2
+				}
 			exit 1
 		}' "$TOPO_DIR/slots.log" >"$TOPO_DIR/slot.hist"
 	r=$?
+	case $r in
+	0) SLOTCLS="slot no longer keeps its backend (changed twice, or changed before the window)" ;;
+	2) SLOTCLS="second-chance window ended before the break (a flow its balancer carried without an entry)" ;;
+	*) SLOTCLS="NOT explained by the slot; reset sent by:$(rst_from "$tuple")" ;;
+	esac
 	{
-		echo "$1 (slot $slot; times from the break): $([ $r = 0 ] && echo "the slot no longer keeps its backend" || echo "NOT explained by the slot")"
+		echo "$1 (slot $slot; times from the break): $SLOTCLS"
 		cat "$TOPO_DIR/slot.hist"
 	} >>"$TOPO_DIR/slots.explained"
-	return $r
+	[ $r != 1 ]
 }
 # 5: maglevd's memory and fds, etcd's database.
 check_resources() {

@@ -302,8 +302,9 @@ void print_table(const struct ctl_opts *o, json_object *resp)
 		printf("%-40s %6s %-8s %8" PRId64 "\n", "(no backend)", "", "",
 		       jint(resp, "other_slots"));
 	if (jint(resp, "prev_slots"))
-		printf("second chance: %" PRId64 " slots carry their previous owner\n",
-		       jint(resp, "prev_slots"));
+		printf("second chance: %" PRId64
+		       " slots carry their previous owner for %.1f s more\n",
+		       jint(resp, "prev_slots"), (double)jint(resp, "prev_window_ms") / 1000);
 	/* --dump: each run of slots with the same backend. */
 	print_ranges(resp, "ranges", "BACKEND");
 	print_ranges(resp, "prev_ranges", "PREVIOUS OWNER (second chance)");

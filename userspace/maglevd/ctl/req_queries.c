@@ -16,6 +16,7 @@
 #include "datapath/bounded.h"
 #include "datapath/flow_count.h"
 #include "datapath/readback.h"
+#include "datapath/second_chance.h"
 #include "fleet/fleet.h"
 #include "placement.h"
 #include "datapath/slowpath.h"
@@ -505,6 +506,11 @@ static json_object *do_table(struct daemon *d, json_object *req, struct req_err 
 	json_object_object_add(o, "backends", arr);
 	json_object_object_add(o, "other_slots", json_object_new_int64(other));
 	json_object_object_add(o, "prev_slots", json_object_new_int64(nprev));
+	/* When the previous owners go: a flow carried by them (no entry on
+	 * its balancer) breaks then.
+	 */
+	json_object_object_add(o, "prev_window_ms",
+			       json_object_new_uint64(nprev ? second_chance_left_ms(v) : 0));
 	return o;
 }
 

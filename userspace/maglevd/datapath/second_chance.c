@@ -80,6 +80,13 @@ void second_chance_adopt(struct daemon *d)
 	}
 }
 
+uint64_t second_chance_left_ms(const struct vip *v)
+{
+	double left = v->sc_until_ms - now_ms();
+
+	return v->sc_until_ms && left > 0 ? (uint64_t)left : 0;
+}
+
 void second_chance_tick(struct daemon *d)
 {
 	double now = now_ms();

@@ -34,6 +34,9 @@ const uint32_t *second_chance_prev(struct vip *v, const struct registry_ctx *ctx
  */
 void second_chance_adopt(struct daemon *d);
 
+/* The ms left before v's previous owners are dropped (0: none kept). */
+uint64_t second_chance_left_ms(const struct vip *v);
+
 /* Swap in tables without previous owners for VIPs whose window ended. */
 void second_chance_tick(struct daemon *d);
 
