@@ -31,14 +31,17 @@ function last_before(list, t,    n, a, i, m) {
 }
 # Whether backend b of VIP v took the new flow of time T by design: usable
 # (in the VIP, not drained, not stopped) at some time in [T - SETTLE_MS, T].
-function first_ok(v, b, T,    lo, j, d, u) {
+function first_ok(v, b, T,    lo, j, d, u, k) {
 	lo = T - SETTLE_MS
 	# a balancer that cannot change its datapath (swaps held, maglevd
-	# killed) forwards by its last table, by design
-	d = last_before(stops["x"], T)
-	u = last_before(resumes["x"], T)
-	if (d > u || (u && u >= lo))
-		return 1
+	# killed) forwards by its last table, by design: each balancer apart
+	# (one's restart does not end another's hold)
+	for (k in stops) {
+		d = last_before(stops[k], T)
+		u = last_before(resumes[k], T)
+		if (d > u || (u && u >= lo))
+			return 1
+	}
 	d = last_before(downs[b], T)
 	u = last_before(ups[b], T)
 	if (d > u && d < lo)
@@ -92,9 +95,9 @@ FNR == NR {
 		stb[v, nst[v]] = nb
 	} else if ($2 ~ /^(annoff|annon|birdrestart|lbkill|lbstart|connlost|hold|unhold)$/) {
 		if ($2 == "hold" || $2 == "lbkill")
-			add(stops, "x", t)
+			add(stops, $3, t)
 		if ($2 == "unhold" || $2 == "lbstart")
-			add(resumes, "x", t)
+			add(resumes, $3, t)
 		add(moved, "x", t)
 	}
 	next

@@ -846,6 +846,13 @@ slot_explain() {
 		[ -n "$slot" ] && break
 	done
 	[ -n "$slot" ] || { say "slot_explain: no lookup answer for $tuple on $v"; return 1; }
+	# The judge needs each balancer's first reading after the break: a
+	# change the break came with (a rebuild when a carrier died) may not be
+	# read yet, the readings lag behind on a loaded machine.
+	for k in 1 2 3; do
+		lb_alive "$k" || continue
+		[ "${SLOTREAD[$k $v]:-0}" -gt "$t" ] || { sample_slots; break; }
+	done
 	awk -v v="$v" -v s="$((slot + 1))" -v t="$t" -v be="${be#b}" '
 		$3 != v { next }
 		# when each balancer'"'"'s previous owners were to go, as of its last
