@@ -30,17 +30,27 @@ static void unreachable(const char *what)
 	abort();
 }
 
-uint64_t mono_ms(void)
+static uint64_t clock_ms(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t mono_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
 }
 
 uint64_t mono_us(void)
 {
 	return mono_ms() * 1000;
+}
+
+uint64_t real_ms(void)
+{
+	return clock_ms(CLOCK_REALTIME);
 }
 
 int ev_add(struct daemon *d, struct ev_source *src, uint32_t events)

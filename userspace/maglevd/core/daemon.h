@@ -90,6 +90,8 @@ int ev_mod(struct daemon *d, struct ev_source *src, uint32_t events);
 void ev_del(struct daemon *d, struct ev_source *src);
 uint64_t mono_ms(void);
 uint64_t mono_us(void);
+/* CLOCK_REALTIME ms: what balancers compare (fleet_health.c), within NTP's offset. */
+uint64_t real_ms(void);
 
 /*
  * Make next (taken over) the live registry: write its difference to the

@@ -65,12 +65,22 @@ static void usage(FILE *f)
 		   "Control it with maglevctl(8); see maglevd(8) and maglevd.conf(5).\n");
 }
 
-uint64_t mono_ms(void)
+static uint64_t clock_ms(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t mono_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
+}
+
+uint64_t real_ms(void)
+{
+	return clock_ms(CLOCK_REALTIME);
 }
 
 uint64_t mono_us(void)

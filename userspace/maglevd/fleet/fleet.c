@@ -1149,11 +1149,17 @@ void fleet_tick(struct daemon *d)
 	json_object_object_add(o, "health_scope",
 			       json_object_new_string(fleet_health_on(d) ? "fleet" : "local"));
 	if (fleet_health_on(d)) {
+		json_object *times;
 		bool cut;
 
 		json_object_object_add(o, "health_down_only", json_object_new_boolean(1));
-		json_object_object_add(o, "health",
-				       fleet_health_publish(d, FLEET_STATUS_HEALTH_MAX, &cut));
+		json_object_object_add(
+			o, "health",
+			fleet_health_publish(d, FLEET_STATUS_HEALTH_MAX, &cut, &times));
+		if (json_object_object_length(times))
+			json_object_object_add(o, "health_since", times);
+		else
+			json_object_put(times);
 		if (cut) {
 			json_object_object_add(o, "health_truncated", json_object_new_boolean(1));
 			if (!F.health_cut_logged)

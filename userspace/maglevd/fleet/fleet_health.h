@@ -6,7 +6,9 @@
  * balancer reads all live status keys and takes a backend out of the table
  * when a strict majority of the voters (live balancers with health_scope
  * fleet) see it down. The verdict is a function of etcd's content alone,
- * so balancers holding the same revision build the same tables.
+ * so balancers holding the same revision build the same tables; so are the
+ * times its hold, slow-start steps and damping count from (each voter
+ * publishes when it saw a backend down, and back), so they step alike.
  */
 #ifndef MAGLEVD_FLEET_HEALTH_H
 #define MAGLEVD_FLEET_HEALTH_H
@@ -32,9 +34,14 @@ bool fleet_health_changed(void);
  * This balancer's verdicts as published: {"VIP": {"backend": "down"}}, the
  * backends it sees down only (up is what a voter that names no verdict
  * counts as), within about budget bytes of JSON: past it, the rest is left
- * out (counted as up) and *truncated set.
+ * out (counted as up) and *truncated set. *times: when it saw them,
+ * {"VIP": {"backend": [down_since, up_since]}} in CLOCK_REALTIME ms
+ * (up_since 0: still down), for the backends it sees down and those it saw
+ * come back within slow_start_ms and a few seconds: what every balancer
+ * counts the fleet's hold, ramp and damping from.
  */
-json_object *fleet_health_publish(const struct daemon *d, size_t budget, bool *truncated);
+json_object *fleet_health_publish(const struct daemon *d, size_t budget, bool *truncated,
+				  json_object **times);
 /*
  * Apply the fleet's verdicts computed from nodes (every live balancer's
  * status, as read from etcd) to the live registry: one commit for all that

@@ -11,13 +11,19 @@ bool admission_changes(const struct be *b, bool up)
 }
 
 bool admission_apply(const struct daemon *d, const struct vip *v, struct be *b, bool up,
-		     bool serving, uint64_t now, char *note, size_t notelen)
+		     bool serving, uint64_t now, const struct admission_at *fa, char *note,
+		     size_t notelen)
 {
+	uint64_t at = fa && fa->at ? fa->at : now, until = at + d->cfg.settle_ms;
+	uint64_t ss = admit_slow_start_ms(v, &d->cfg);
+	int left = fa && fa->at ? fa->left : -1;
+
 	snprintf(note, notelen, "%s", "");
 	/* A new backend's first pass (it started down, waiting for one) is
-	 * its admission, not a flap.
+	 * its admission, not a flap. A fleet's flap counts from the fleet's
+	 * time of it, so that the penalty decays alike everywhere.
 	 */
-	if (!(up && b->start_down) && damping_flap(&d->cfg, b, now))
+	if (!(up && b->start_down) && damping_flap(&d->cfg, b, at))
 		damping_log(d, v, b, "suppressed", now);
 	if (!up && b->damped_up) {
 		/* Down again while damping kept it down: nothing to apply. */
@@ -29,19 +35,83 @@ bool admission_apply(const struct daemon *d, const struct vip *v, struct be *b, 
 		damping_log(d, v, b, "passes its checks but stays down", now);
 		return false;
 	}
-	if (!up && admit_in_table(b) && d->cfg.settle_ms) {
+	if (!up && admit_in_table(b) && d->cfg.settle_ms && until > now) {
 		/* Marked at once, its slots kept until settle_ms. */
 		b->held = true;
-		b->held_until = now + d->cfg.settle_ms;
+		b->held_until = until;
 		snprintf(note, notelen, "; held in its slots for %llu ms",
-			 (unsigned long long)d->cfg.settle_ms);
-	} else if (up && b->held) {
+			 (unsigned long long)(until - now));
+	} else if (!up && admit_in_table(b) && d->cfg.settle_ms) {
+		snprintf(note, notelen, "; down for settle_ms already by the fleet's times");
+	} else if (up && (left == 0 || (left < 0 && b->held))) {
+		/* Back within settle_ms: its slots (by the fleet's times also
+		 * where this balancer had reassigned them: at full weight).
+		 */
+		if (!b->held) {
+			b->ramp_start = 0;
+			b->ramp_step = 0;
+		}
 		b->held = false;
 		snprintf(note, notelen, "; back within settle_ms: no slot moved");
-	} else if (up && serving) {
-		admit_ramp_start(v, b, admit_slow_start_ms(v, &d->cfg), now);
+	} else if (up && (serving || b->held)) {
+		b->held = false;
+		admit_ramp_from(v, b, ss, at, now);
 	}
 	b->up = up;
 	b->start_down = false;
+	return true;
+}
+
+/* Fleet times that differ by less than this are the same (ms rounding). */
+#define SYNC_SLACK_MS 20
+
+static bool apart(uint64_t a, uint64_t b)
+{
+	return (a > b ? a - b : b - a) > SYNC_SLACK_MS;
+}
+
+bool admission_sync(const struct daemon *d, const struct vip *v, struct be *b, bool up,
+		    uint64_t now, const struct admission_at *fa, bool apply)
+{
+	uint64_t ss = admit_slow_start_ms(v, &d->cfg), until;
+
+	if (!fa || !fa->at)
+		return false;
+	if (!up) {
+		until = fa->at + d->cfg.settle_ms;
+		if (!b->held && !b->up && !b->suppressed && b->weight && !b->drain && until > now) {
+			/* Started (restarted: down as the datapath had it, or
+			 * waiting for a first pass) while the others hold it:
+			 * it is in their tables, so it is held in this one too.
+			 */
+			if (apply) {
+				b->held = true;
+				b->held_until = until;
+				b->start_down = false;
+			}
+			return true;
+		}
+		if (!b->held || b->up || !apart(until, b->held_until))
+			return false;
+		if (apply)
+			b->held_until = until;
+		return true;
+	}
+	if (!b->up || fa->left < 0)
+		return false;
+	if (!fa->left || !admit_ramp_step_at(fa->at, ss, now)) {
+		/* No ramp by the fleet's times: one of this balancer's ends. */
+		if (!b->ramp_start)
+			return false;
+		if (apply) {
+			b->ramp_start = 0;
+			b->ramp_step = 0;
+		}
+		return true;
+	}
+	if (b->ramp_start ? !apart(b->ramp_start, fa->at) : !admit_ramp_other(v, b))
+		return false;
+	if (apply)
+		admit_ramp_from(v, b, ss, fa->at, now);
 	return true;
 }

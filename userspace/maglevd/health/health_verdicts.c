@@ -89,7 +89,7 @@ static uint32_t apply_vip(const struct daemon *d, struct vip *v, struct health_c
 		if (!w || w->gen != b->gen || w->vip_id != v->id || !admission_changes(b, w->up))
 			continue;
 		n++;
-		if (!admission_apply(d, v, b, w->up, serving, now, note, sizeof(note)))
+		if (!admission_apply(d, v, b, w->up, serving, now, NULL, note, sizeof(note)))
 			continue;
 		snprintf(why, sizeof(why), "(%s%s)", w->why, note);
 		health_changes_add(cs, v, b, w->up, why);

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
 
 #include "core/log.h"
 #include "health/damping.h"
@@ -56,6 +61,79 @@ static bool due(const struct daemon *d, const struct vip *v, struct be *b, uint6
 	return true;
 }
 
+/*
+ * When b's next timed change is due (CLOCK_MONOTONIC ms; 0: none, or
+ * damping's reuse, which the tick looks at): the end of its hold, its next
+ * ramp step.
+ */
+static uint64_t next_due(const struct daemon *d, const struct vip *v, const struct be *b)
+{
+	uint64_t ss;
+
+	if (b->held && !b->up)
+		return b->held_until;
+	if (!b->ramp_start || !b->ramp_step)
+		return 0;
+	ss = admit_slow_start_ms(v, &d->cfg);
+	/* Step k lasts until (k x slow_start_ms) / STEPS, rounded up (admit_ramp_step). */
+	return b->ramp_start + (b->ramp_step * ss + ADMIT_RAMP_STEPS - 1) / ADMIT_RAMP_STEPS;
+}
+
+static void on_due(struct daemon *d, struct ev_source *src, uint32_t events)
+{
+	uint64_t n;
+
+	(void)events;
+	if (read(src->fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_debug("settle: timer read: %s", strerror(errno));
+	settle_tick(d);
+}
+
+/*
+ * A timer at the next change due, rather than the next 100 ms tick: the
+ * tick's phase is each balancer's own, and in a fleet every balancer steps
+ * at the instant the fleet's times give (health/admission.h).
+ */
+static void arm(struct daemon *d)
+{
+	static struct ev_source src = {.fd = -1, .cb = on_due};
+	static bool failed;
+	struct itimerspec its = {0};
+	uint64_t due = 0, t, now = mono_ms();
+	uint32_t id, i;
+
+	for (id = 0; id < MAGLEV_MAX_VIPS; id++) {
+		const struct vip *v = d->reg->vips[id];
+
+		for (i = 0; v && i < v->nbe; i++) {
+			t = next_due(d, v, &v->bes[i]);
+			if (t && (!due || t < due))
+				due = t;
+		}
+	}
+	if (src.fd < 0 && !failed) {
+		src.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (src.fd < 0 || ev_add(d, &src, EPOLLIN)) {
+			log_warn("settle: no timer (%s): timed changes wait for the 100 ms tick",
+				 strerror(errno));
+			if (src.fd >= 0)
+				close(src.fd);
+			src.fd = -1;
+			failed = true;
+		}
+	}
+	if (src.fd < 0)
+		return;
+	if (due) {
+		/* Absolute, and never 0 (that would disarm it). */
+		due = due > now ? due : now + 1;
+		its.it_value.tv_sec = (time_t)(due / 1000);
+		its.it_value.tv_nsec = (long)(due % 1000) * 1000000L;
+	}
+	if (timerfd_settime(src.fd, TFD_TIMER_ABSTIME, &its, NULL))
+		log_debug("settle: timer: %s", strerror(errno));
+}
+
 void settle_tick(struct daemon *d)
 {
 	struct registry *next = NULL;
@@ -83,4 +161,5 @@ void settle_tick(struct daemon *d)
 	}
 	if (next && daemon_commit(d, next, COMMIT_SRC_HEALTH, err, sizeof(err)))
 		log_err("settle: applying %u timed changes: %s", n, err);
+	arm(d);
 }

@@ -48,16 +48,21 @@ uint64_t admit_slow_start_ms(const struct vip *v, const struct maglevd_config *c
 	return v->slow_start_ms >= 0 ? (uint64_t)v->slow_start_ms : cfg->slow_start_ms;
 }
 
-uint32_t admit_ramp_step(const struct be *b, uint64_t slow_start_ms, uint64_t now)
+uint32_t admit_ramp_step_at(uint64_t start, uint64_t slow_start_ms, uint64_t now)
 {
 	uint64_t step;
 
-	if (!b->ramp_start || !slow_start_ms)
+	if (!start || !slow_start_ms)
 		return 0;
-	if (now < b->ramp_start)
+	if (now < start)
 		return 1;
-	step = 1 + (now - b->ramp_start) * ADMIT_RAMP_STEPS / slow_start_ms;
+	step = 1 + (now - start) * ADMIT_RAMP_STEPS / slow_start_ms;
 	return step >= ADMIT_RAMP_STEPS ? 0 : (uint32_t)step;
+}
+
+uint32_t admit_ramp_step(const struct be *b, uint64_t slow_start_ms, uint64_t now)
+{
+	return admit_ramp_step_at(b->ramp_start, slow_start_ms, now);
 }
 
 bool admit_serving(const struct vip *v)
@@ -70,19 +75,33 @@ bool admit_serving(const struct vip *v)
 	return false;
 }
 
-void admit_ramp_start(const struct vip *v, struct be *b, uint64_t slow_start_ms, uint64_t now)
+bool admit_ramp_other(const struct vip *v, const struct be *b)
 {
 	uint32_t i;
 
-	b->ramp_start = 0;
-	b->ramp_step = 0;
-	if (!slow_start_ms)
-		return;
 	for (i = 0; i < v->nbe; i++)
 		if (&v->bes[i] != b && admit_in_table(&v->bes[i]) && !v->bes[i].ramp_step)
-			break;
-	if (i == v->nbe)
+			return true;
+	return false;
+}
+
+void admit_ramp_start(const struct vip *v, struct be *b, uint64_t slow_start_ms, uint64_t now)
+{
+	b->ramp_start = 0;
+	b->ramp_step = 0;
+	if (!slow_start_ms || !admit_ramp_other(v, b))
 		return;
 	b->ramp_start = now ? now : 1;
 	b->ramp_step = 1;
+}
+
+void admit_ramp_from(const struct vip *v, struct be *b, uint64_t slow_start_ms, uint64_t start,
+		     uint64_t now)
+{
+	admit_ramp_start(v, b, slow_start_ms, start);
+	if (!b->ramp_start)
+		return;
+	b->ramp_step = admit_ramp_step(b, slow_start_ms, now);
+	if (!b->ramp_step)
+		b->ramp_start = 0;
 }

@@ -34,6 +34,8 @@ uint32_t admit_table_weight(const struct be *b, bool scaled);
 uint64_t admit_slow_start_ms(const struct vip *v, const struct maglevd_config *cfg);
 /* The ramp step b is at, at CLOCK_MONOTONIC ms now (0: at full weight). */
 uint32_t admit_ramp_step(const struct be *b, uint64_t slow_start_ms, uint64_t now);
+/* The same for a ramp that began at start (0: none). */
+uint32_t admit_ramp_step_at(uint64_t start, uint64_t slow_start_ms, uint64_t now);
 /* v has a backend in its table (NULL: no VIP): only then does a joining
  * one ramp; in an empty VIP each would take everything anyway.
  */
@@ -42,5 +44,13 @@ bool admit_serving(const struct vip *v);
  * backend in its table (the first one alone takes everything anyway).
  */
 void admit_ramp_start(const struct vip *v, struct be *b, uint64_t slow_start_ms, uint64_t now);
+/* Whether admit_ramp_start would ramp b: another backend of v in its table at full weight. */
+bool admit_ramp_other(const struct vip *v, const struct be *b);
+/*
+ * b's ramp began at start (CLOCK_MONOTONIC ms; a fleet's verdict: when the
+ * fleet saw it return, maybe before now): the step of now, none once past.
+ */
+void admit_ramp_from(const struct vip *v, struct be *b, uint64_t slow_start_ms, uint64_t start,
+		     uint64_t now);
 
 #endif /* MAGLEVD_ADMIT_H */
