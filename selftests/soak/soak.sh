@@ -814,10 +814,14 @@ sample_slots() {
 				(.prev_ranges[]? | "prev \(.first) \(.last) \(.backend)")' |
 				awk -v t="$(now_ms)" -v k="$k" -v v="$v" '
 				NR == FNR { n[$1] = $2; next }
-				FNR == 1 { size = $1; next }
+				# (a balancer killed between the two reads answers no
+				# table: "null", which awk would compare as a string)
+				FNR == 1 { size = $1 + 0; next }
 				{ c = ($4 in n) ? n[$4] : "-"
 				  for (i = $2; i <= $3; i++) s[$1, i] = c }
 				END {
+					if (!size)
+						exit 1
 					split("own prev", col, " ")
 					for (j = 1; j <= 2; j++) {
 						printf "%s %s %s %s ", t, k, v, col[j]
@@ -825,7 +829,8 @@ sample_slots() {
 							printf "%s", ((col[j], i) in s) ? s[col[j], i] : "-"
 						printf "\n"
 					}
-				}' <(echo "$BENAMES") - >>"$TOPO_DIR/slots.log"
+				}' <(echo "$BENAMES") - >>"$TOPO_DIR/slots.log" ||
+				unset "SLOTSIG[$k $v]" # not read: read again at the next tick
 		done
 	done
 }
