@@ -355,10 +355,11 @@ be_stop() {
 	BEDOWN[$1]=1
 }
 be_start() {
+	# logged as it starts: it may answer before topo_server_start returns
+	flog beup "b$1"
 	topo_server_start "$1"
 	unset "BEDOWN[$1]"
 	be_changed "$1"
-	flog beup "b$1"
 }
 ndown() { echo "${#BEDOWN[@]}"; }
 # pick N WORDS...: word N modulo their number.
