@@ -73,6 +73,10 @@ static __always_inline void maglev_hot_count(const struct maglev_pkt *pkt, const
 	struct maglev_hot_cfg *hc;
 	struct maglev_hot_vip *v;
 
+#ifdef MAGLEV_HOT_NO_CALL
+	/* The build without the call site (userspace/bench/hot_callsite.sh). */
+	return;
+#endif
 	if (!maglev_hot_on)
 		return;
 	hc = bpf_map_lookup_elem(&maglev_hotcfg, &maglev_hot_zero);
