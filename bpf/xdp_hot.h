@@ -73,7 +73,7 @@ static __noinline void maglev_hot_update(struct maglev_hot_vip *v, const struct 
  * the whole struct in memory through the whole program, every field
  * stored and read back, even while hot flows are off and the verifier
  * drops this code (docs/benchmarks.md "Hot flows": that cost the IPv6 hit
- * 5-8 ns). Only the sampled branch copies the key, from fields the
+ * 3-8 ns). Only the sampled branch copies the key, from fields the
  * encapsulation reads anyway and the VIP key (in memory anyway: a map
  * key), so no field lives longer than it did.
  */
