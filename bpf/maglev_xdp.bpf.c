@@ -184,14 +184,15 @@ static __always_inline int maglev_has_l3_opts(struct xdp_md *ctx, const struct m
 	return b[6] != pkt->key.proto;
 }
 
-/* TTL, MTU, counters, encapsulation. */
+/* TTL, MTU, counters, encapsulation. dst: the destination address as the
+ * VIP key holds it (NULL for an ICMP error, not counted in hot flows).
+ */
 static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_pkt *pkt,
 				       const struct maglev_dest *d, const struct maglev_config *cfg,
-				       int icmp)
+				       const __u32 *dst, int icmp)
 {
 	struct maglev_backend *be = d->be;
 	__u32 over, mtu;
-	int r;
 
 	if (!be)
 		return MAGLEV_DROP(MAGLEV_REASON_DROP_NO_BACKEND);
@@ -216,15 +217,16 @@ static __always_inline int maglev_send(struct xdp_md *ctx, const struct maglev_p
 	maglev_count_fwd(d->vip_id, d->idx, pkt->frame_len, d->new_flow);
 	if (d->new_flow && d->spilled)
 		maglev_count_spill(d->vip_id);
-	r = maglev_encap(ctx, pkt, be, d->prev, d->encap,
-			 d->gue_port ? d->gue_port : bpf_htons(MAGLEV_GUE_PORT_DEFAULT), cfg,
-			 icmp ? MAGLEV_REASON_TX_ICMP_FORWARD : MAGLEV_REASON_TX_FORWARD);
-	/* Hot flows: a packet sent on, counted last, when only the action
-	 * is live (earlier, it would hold registers through the hit path).
+	/* Hot flows: where the counters above are, while the fields of the
+	 * key the encapsulation reads are live anyway (after it, they would
+	 * have to be kept through it). The encapsulation fails only if the
+	 * head cannot move.
 	 */
-	if (!icmp && r == XDP_TX)
-		maglev_hot_count(pkt, &d->vip_id, d->idx);
-	return r;
+	if (!icmp)
+		maglev_hot_count(pkt, dst, d->vip_id, d->idx);
+	return maglev_encap(ctx, pkt, be, d->prev, d->encap,
+			    d->gue_port ? d->gue_port : bpf_htons(MAGLEV_GUE_PORT_DEFAULT), cfg,
+			    icmp ? MAGLEV_REASON_TX_ICMP_FORWARD : MAGLEV_REASON_TX_FORWARD);
 }
 
 /* Maglev pick from the VIP's current table; 0 and *reason if none. *prev:
@@ -461,7 +463,7 @@ static __always_inline int maglev_lb(struct xdp_md *ctx, struct maglev_pkt *pkt,
 		}
 	}
 	/* One send for all cases: the verifier walks it once. */
-	return maglev_send(ctx, pkt, &d, cfg, 0);
+	return maglev_send(ctx, pkt, &d, cfg, vk->addr, 0);
 }
 
 /* An ICMP error about the flow in pkt->key of VIP vip: it follows the flow
@@ -490,7 +492,7 @@ static __always_inline int maglev_icmp_forward(struct xdp_md *ctx, struct maglev
 					   &d.be, &now, 1);
 	if (!d.idx && !maglev_pick_backend(pkt, cfg, &d, &reason, &prev, 0))
 		return maglev_verdict(reason, XDP_DROP);
-	return maglev_send(ctx, pkt, &d, cfg, 1);
+	return maglev_send(ctx, pkt, &d, cfg, NULL, 1);
 }
 
 /* The address filter slot of vk; NULL when no VIP key maps there. */

@@ -48,44 +48,66 @@ struct {
  * periodic traffic (a client sending every tenth packet of a VIP, sampled
  * every fourth, is seen in one sample of five or none).
  */
-static __noinline void maglev_hot_update(struct maglev_hot_vip *v, const struct maglev_pkt *pkt,
-					 __u32 be, __u32 every)
+static __noinline void maglev_hot_update(struct maglev_hot_vip *v, const struct maglev_flow_key *k,
+					 __u32 len, __u32 be, __u32 every)
 {
 	struct maglev_config *cfg = bpf_map_lookup_elem(&maglev_cfg, &maglev_hot_zero);
 	struct maglev_conn_params *p = bpf_map_lookup_elem(&maglev_connkey, &maglev_hot_zero);
 
-	if (!v || !pkt || !cfg || !p)
+	if (!v || !k || !cfg || !p)
 		return;
 	v->countdown = every > 1 ? 1 + bpf_get_prandom_u32() % (2 * every - 1) : 1;
-	maglev_hot_sample(v, &pkt->key, maglev_conn_hash(&pkt->key, p->seed),
-			  maglev_hot_src_hash(pkt->key.src, cfg->seed_k0), pkt->frame_len, be,
+	maglev_hot_sample(v, k, maglev_conn_hash(k, p->seed),
+			  maglev_hot_src_hash(k->src, cfg->seed_k0), len, be,
 			  bpf_get_prandom_u32());
 }
 
-/* A packet of pkt's flow of VIP *vip_id (a key already on the caller's
- * stack), going to backend be. The flow's hash is computed again for a
+/*
+ * A packet of pkt's flow (destination address dst, the VIP key's copy) of
+ * VIP vip_id, going to backend be. The flow's hash is computed again for a
  * sampled packet: carrying the connection table's one to here would keep
  * it in a register (or spilled) through the whole hit path.
+ *
+ * No address of the caller's pkt or destination goes to a call: one that
+ * does (a pointer to the function above, or &d->vip_id as a map key) keeps
+ * the whole struct in memory through the whole program, every field
+ * stored and read back, even while hot flows are off and the verifier
+ * drops this code (docs/benchmarks.md "Hot flows": that cost the IPv6 hit
+ * 3-8 ns). Only the sampled branch copies the key, from fields the
+ * encapsulation reads anyway and the VIP key (in memory anyway: a map
+ * key), so no field lives longer than it did.
  */
-static __always_inline void maglev_hot_count(const struct maglev_pkt *pkt, const __u32 *vip_id,
-					     __u32 be)
+static __always_inline void maglev_hot_count(const struct maglev_pkt *pkt, const __u32 *dst,
+					     __u32 vip_id, __u32 be)
 {
+	struct maglev_flow_key k __attribute__((aligned(8)));
 	struct maglev_hot_cfg *hc;
 	struct maglev_hot_vip *v;
 
+#ifdef MAGLEV_HOT_NO_CALL
+	/* The build without the call site (userspace/bench/hot_callsite.sh). */
+	return;
+#endif
 	if (!maglev_hot_on)
 		return;
 	hc = bpf_map_lookup_elem(&maglev_hotcfg, &maglev_hot_zero);
 	if (!hc || !hc->sample_every)
 		return;
-	v = bpf_map_lookup_elem(&maglev_hot, vip_id);
+	v = bpf_map_lookup_elem(&maglev_hot, &vip_id);
 	if (!v)
 		return;
 	if (v->countdown > 1) {
 		v->countdown--;
 		return;
 	}
-	maglev_hot_update(v, pkt, be, hc->sample_every);
+	__builtin_memcpy(k.src, pkt->key.src, sizeof(k.src));
+	__builtin_memcpy(k.dst, dst, sizeof(k.dst));
+	k.sport = pkt->key.sport;
+	k.dport = pkt->key.dport;
+	k.proto = pkt->key.proto;
+	k.family = pkt->key.family;
+	k.pad = 0;
+	maglev_hot_update(v, &k, pkt->frame_len, be, hc->sample_every);
 }
 
 #endif /* MAGLEV_XDP_HOT_H */
