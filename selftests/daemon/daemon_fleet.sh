@@ -28,8 +28,7 @@ V2=192.0.2.11:80/tcp
 ETCD_PID=
 fleet_cleanup() {
 	etcd_kill
-	[ -n "${B2_PID:-}" ] && kill -9 "$B2_PID" 2>/dev/null
-	[ -n "${B3_PID:-}" ] && kill -9 "$B3_PID" 2>/dev/null
+	kill_own KILL ${B2_PID:-} ${B3_PID:-}
 	for ns in "$NS_ET" "$NS_B2" "$NS_B3"; do ip netns del "$ns" 2>/dev/null; done
 	rm -rf "$PIN-b2" "$PIN-b3"
 	cleanup

@@ -19,7 +19,7 @@ etcd_require
 setup_net || skip_all "cannot create namespaces/veth"
 etcd_for_lb faults-test || { nok "etcd starts"; t_done; }
 NS_B2="mgb2-$ID"
-trap 'etcd_kill; [ -n "${B2_PID:-}" ] && kill -9 "$B2_PID" 2>/dev/null; ip netns del "$NS_ET" 2>/dev/null; ip netns del "$NS_B2" 2>/dev/null; rm -rf "$PIN-b2"; cleanup' EXIT
+trap 'etcd_kill; kill_own KILL ${B2_PID:-}; ip netns del "$NS_ET" 2>/dev/null; ip netns del "$NS_B2" 2>/dev/null; rm -rf "$PIN-b2"; cleanup' EXIT
 # The proxy (etcd_hold_proxy.py): garbles or withholds on request.
 hold_proxy || skip_all "cannot start the proxy in front of etcd"
 

@@ -16,7 +16,7 @@ etcd_require() {
 # etcd_kill: for the test's cleanup; nothing when etcd is not running.
 etcd_kill() {
 	# shellcheck disable=SC2086 # ETCD_PIDS is a list
-	[ -n "${ETCD_PID:-}${ETCD_PIDS:-}" ] && kill -9 ${ETCD_PID:-} ${ETCD_PIDS:-} 2>/dev/null
+	kill_own KILL ${ETCD_PID:-} ${ETCD_PIDS:-}
 }
 
 etx() { ip netns exec "$NS_ET" "$@"; }

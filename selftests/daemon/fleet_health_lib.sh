@@ -29,7 +29,7 @@ fh_cleanup() {
 	local p
 	# Reaped here, so that bash does not report them killed.
 	for p in "$ETCD_PID" "${PIDS[@]}" "${EXTRA_PIDS:-}"; do
-		[ -n "$p" ] && { kill -9 "$p" && wait "$p"; } 2>/dev/null
+		[ -n "$p" ] && { kill_own KILL "$p" && wait "$p"; } 2>/dev/null
 	done
 	EXTRA_PIDS=
 	for ns in "$NS_ET" "${NS[2]}" "${NS[3]}"; do ip netns del "$ns" 2>/dev/null; done

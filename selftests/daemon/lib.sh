@@ -70,9 +70,24 @@ METRICS_PORT=$((20000 + RANDOM % 20000))
 DPID=
 export MAGLEV_SOCKET=$SOCK
 
+# kill_own SIG PID...: signal those of the PIDs that are still this shell's
+# children. A child already reaped (wait) frees its PID, and with pid_max
+# 32768 and tests beside each other the PID soon names another process: a
+# cleanup that kills it SIGKILLs someone else's daemon (the soak saw a
+# balancer's maglevd killed by no fault of its own while other tests ran).
+kill_own() {
+	local sig=$1 p pp
+	shift
+	for p in "$@"; do
+		pp=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f2) || continue
+		[ "$pp" = "$$" ] && kill "-$sig" "$p" 2>/dev/null
+	done
+	return 0
+}
+
 cleanup() {
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	[ -n "${EXTRA_PIDS:-}" ] && kill -9 $EXTRA_PIDS 2>/dev/null
+	# shellcheck disable=SC2086 # EXTRA_PIDS is a list
+	kill_own KILL $DPID ${EXTRA_PIDS:-}
 	ip netns del "$NS_LB" 2>/dev/null
 	ip netns del "$NS_CL" 2>/dev/null
 	rm -rf "$PIN"
