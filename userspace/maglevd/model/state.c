@@ -63,9 +63,8 @@ static void admission_json(json_object *bo, const struct be *b, uint64_t now, ui
 
 json_object *state_vip_json(const struct vip *v, bool with_ids)
 {
-	uint64_t now = with_ids ? mono_ms() : 0, rnow = with_ids ? now + real_offset_ms() : 0;
-
 	json_object *o = json_object_new_object(), *bes = json_object_new_array(), *chk;
+	uint64_t now = with_ids ? mono_ms() : 0, rnow = with_ids ? now + real_offset_ms() : 0;
 	char name[CTL_ADDR_STRLEN];
 	uint32_t i;
 
