@@ -56,18 +56,6 @@ judge() {
 }
 # seen N: the judged samples had N digests or more.
 seen() { [ "$(sed -n 's/.*digests seen \([0-9]*\).*/\1/p' <<<"$judged")" -ge "$1" ]; }
-# restart N: stop balancer N (its status key goes with it) and start it again.
-restart() {
-	local _
-	kill -TERM "${PIDS[$1]}" && wait "${PIDS[$1]}"
-	nsenter --net="/run/netns/${NS[$1]}" "$MAGLEVD" -c "$TDIR/b$1.conf" >>"$TDIR/b$1.log" 2>&1 &
-	PIDS[$1]=$!
-	for _ in $(seq 200); do
-		c "$1" status >/dev/null 2>&1 && return 0
-		sleep 0.05
-	done
-	return 1
-}
 # left N: BE1's settle_ms_left on balancer N.
 left() { c "$1" -j backend list "$V" | jq -r --arg b "$BE1" '.backends[] | select(.backend == $b) | .settle_ms_left // -1'; }
 # left_near: b1's and b3's hold ends within 250 ms of each other (read

@@ -127,6 +127,18 @@ start_all() {
 		c $n status >/dev/null 2>&1 || { sed "s/^/# b$n: /" "$TDIR/b$n.log"; return 1; }
 	done
 }
+# restart N: stop balancer N (its status key goes with it) and start it again.
+restart() {
+	local _
+	kill -TERM "${PIDS[$1]}" && wait "${PIDS[$1]}"
+	nsenter --net="/run/netns/${NS[$1]}" "$MAGLEVD" -c "$TDIR/b$1.conf" >>"$TDIR/b$1.log" 2>&1 &
+	PIDS[$1]=$!
+	for _ in $(seq 200); do
+		c "$1" status >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	return 1
+}
 # stop_all: SIGTERM to every balancer still running, then wait for each.
 stop_all() {
 	local n

@@ -53,6 +53,12 @@ uint64_t real_ms(void)
 	return clock_ms(CLOCK_REALTIME);
 }
 
+/* Fixed: the state round trip's times must come back to the ms. */
+uint64_t real_offset_ms(void)
+{
+	return 1700000000000ULL;
+}
+
 int ev_add(struct daemon *d, struct ev_source *src, uint32_t events)
 {
 	unreachable("ev_add");

@@ -92,6 +92,20 @@ uint64_t mono_ms(void);
 uint64_t mono_us(void);
 /* CLOCK_REALTIME ms: what balancers compare (fleet_health.c), within NTP's offset. */
 uint64_t real_ms(void);
+/* CLOCK_REALTIME minus CLOCK_MONOTONIC, ms: one value, so that a time
+ * converted there and back (the state file's, model/state.c) comes back
+ * the same.
+ */
+uint64_t real_offset_ms(void);
+/* CLOCK_REALTIME ms rt as CLOCK_MONOTONIC ms, given both clocks' now (never
+ * 0, which the callers read as "not set").
+ */
+static inline uint64_t mono_of_real(uint64_t rt, uint64_t now, uint64_t rnow)
+{
+	if (rt >= rnow)
+		return now + (rt - rnow);
+	return rnow - rt < now ? now - (rnow - rt) : 1;
+}
 
 /*
  * Make next (taken over) the live registry: write its difference to the

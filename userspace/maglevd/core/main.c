@@ -25,6 +25,7 @@
 #include "datapath/bounded.h"
 #include "datapath/flow_count.h"
 #include "fleet/fleet.h"
+#include "health/admission.h"
 #include "health/settle.h"
 #include "core/log.h"
 #include "datapath/readback.h"
@@ -81,6 +82,17 @@ uint64_t mono_ms(void)
 uint64_t real_ms(void)
 {
 	return clock_ms(CLOCK_REALTIME);
+}
+
+uint64_t real_offset_ms(void)
+{
+	struct timespec m, r;
+	int64_t ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	clock_gettime(CLOCK_REALTIME, &r);
+	ns = (int64_t)(r.tv_sec - m.tv_sec) * 1000000000 + (r.tv_nsec - m.tv_nsec);
+	return ns > 0 ? (uint64_t)((ns + 500000) / 1000000) : 0;
 }
 
 uint64_t mono_us(void)
@@ -623,6 +635,7 @@ int main(int argc, char **argv)
 		goto fail_reg;
 	}
 	adopt_health(&d);
+	admission_restore(&d);
 	second_chance_adopt(&d);
 	{
 		/* Write everything the state holds: identical tables for an

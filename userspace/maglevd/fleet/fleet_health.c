@@ -345,14 +345,6 @@ out:
 	return at;
 }
 
-/* A voter's wall-clock time as this balancer's CLOCK_MONOTONIC ms. */
-static uint64_t to_mono(uint64_t rt, uint64_t now, uint64_t rnow)
-{
-	if (rt >= rnow)
-		return now + (rt - rnow);
-	return rnow - rt < now ? now - (rnow - rt) : 1;
-}
-
 void fleet_health_apply(struct daemon *d, json_object *nodes, bool own)
 {
 	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN], err[300], why[160], note[64];
@@ -386,7 +378,7 @@ void fleet_health_apply(struct daemon *d, json_object *nodes, bool own)
 				since = voters ? fleet_since(d, nodes, vname, bname, b->start_down,
 							     up, down, voters, &fa.left)
 					       : 0;
-				fa.at = since ? to_mono(since, now, rnow) : 0;
+				fa.at = since ? mono_of_real(since, now, rnow) : 0;
 			}
 			if (!voters)
 				continue;

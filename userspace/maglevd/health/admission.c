@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <stdio.h>
 
+#include "core/log.h"
+
 #include "health/admission.h"
 #include "health/damping.h"
 #include "model/admit.h"
@@ -114,4 +116,58 @@ bool admission_sync(const struct daemon *d, const struct vip *v, struct be *b, b
 	if (apply)
 		admit_ramp_from(v, b, ss, fa->at, now);
 	return true;
+}
+
+void admission_restore(struct daemon *d)
+{
+	char vname[CTL_ADDR_STRLEN], bname[CTL_ADDR_STRLEN], what[160];
+	uint64_t now = mono_ms();
+	uint32_t id, i;
+	int n;
+
+	for (id = 0; id < MAGLEV_MAX_VIPS; id++) {
+		struct vip *v = d->reg->vips[id];
+
+		for (i = 0; v && i < v->nbe; i++) {
+			struct be *b = &v->bes[i];
+
+			n = 0;
+			if (b->held && (b->up || now >= b->held_until || !d->cfg.settle_ms))
+				b->held = false;
+			if (b->held)
+				n += snprintf(what + n, sizeof(what) - n,
+					      "; held in its slots for %llu ms more",
+					      (unsigned long long)(b->held_until - now));
+			if (b->ramp_start) {
+				b->ramp_step =
+					admit_ramp_step(b, admit_slow_start_ms(v, &d->cfg), now);
+				if (!b->ramp_step)
+					b->ramp_start = 0;
+			}
+			if (b->ramp_start)
+				n += snprintf(what + n, sizeof(what) - n,
+					      "; ramping at step %u of %u", b->ramp_step,
+					      ADMIT_RAMP_STEPS);
+			/* A suppressed one decayed under reuse meanwhile: reused at
+			 * the first tick (settle.c), logged as such.
+			 */
+			if (!d->cfg.damping_penalty ||
+			    (!b->suppressed && !damping_penalty(&d->cfg, b, now)))
+				b->penalty = 0;
+			if (!b->penalty)
+				b->suppressed = false;
+			if (!b->suppressed || b->up)
+				b->damped_up = false;
+			if (b->penalty)
+				n += snprintf(what + n, sizeof(what) - n, "; penalty %u%s",
+					      damping_penalty(&d->cfg, b, now),
+					      b->suppressed ? ", suppressed" : "");
+			if (!n)
+				continue;
+			ctl_format_vip(&v->key, vname, sizeof(vname));
+			ctl_format_addr(&b->addr, bname, sizeof(bname));
+			log_info("restart: backend %s of %s goes on from the state file: %s", bname,
+				 vname, what + 2);
+		}
+	}
 }

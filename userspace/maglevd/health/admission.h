@@ -52,5 +52,12 @@ bool admission_apply(const struct daemon *d, const struct vip *v, struct be *b, 
  */
 bool admission_sync(const struct daemon *d, const struct vip *v, struct be *b, bool up,
 		    uint64_t now, const struct admission_at *fa, bool apply);
+/*
+ * At the start, after the datapath said which backends are down: the holds,
+ * ramps and penalties the state file kept (model/state.c) go on where they
+ * are still due (a hold of a backend that is down, a ramp not yet at full
+ * weight, a penalty with damping on), each logged; the others are dropped.
+ */
+void admission_restore(struct daemon *d);
 
 #endif /* MAGLEVD_ADMISSION_H */

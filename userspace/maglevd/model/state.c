@@ -11,6 +11,7 @@
 #include "model/balance.h"
 #include "model/hot_threshold.h"
 #include "json_get.h"
+#include "core/daemon.h"
 #include "core/durable.h"
 #include "core/log.h"
 #include "maglev_table.h"
@@ -36,9 +37,34 @@ json_object *hc_field_json(const struct hc_params *p, const struct hc_field *f)
 	return json_object_new_string(hc_field_str(p, f));
 }
 
+/*
+ * What settle, slow start and damping hold of b (CLOCK_MONOTONIC ms now),
+ * as wall-clock ms: a restart's monotonic clock has another base, and a
+ * restart must not end a hold, a ramp or a penalty early.
+ */
+static void admission_json(json_object *bo, const struct be *b, uint64_t now, uint64_t rnow)
+{
+	if (b->held)
+		json_object_object_add(bo, "held_until_rt",
+				       json_object_new_uint64(b->held_until - now + rnow));
+	if (b->ramp_start && b->ramp_step)
+		json_object_object_add(bo, "ramp_start_rt",
+				       json_object_new_uint64(b->ramp_start - now + rnow));
+	if (!b->penalty)
+		return;
+	json_object_object_add(bo, "penalty", json_object_new_uint64(b->penalty));
+	json_object_object_add(bo, "penalty_rt",
+			       json_object_new_uint64(b->penalty_ms - now + rnow));
+	if (b->suppressed)
+		json_object_object_add(bo, "suppressed", json_object_new_boolean(1));
+	if (b->suppressed && b->damped_up)
+		json_object_object_add(bo, "damped_up", json_object_new_boolean(1));
+}
+
 json_object *state_vip_json(const struct vip *v, bool with_ids)
 {
 	json_object *o = json_object_new_object(), *bes = json_object_new_array(), *chk;
+	uint64_t now = with_ids ? mono_ms() : 0, rnow = with_ids ? now + real_offset_ms() : 0;
 	char name[CTL_ADDR_STRLEN];
 	uint32_t i;
 
@@ -99,8 +125,10 @@ json_object *state_vip_json(const struct vip *v, bool with_ids)
 		}
 		json_object_object_add(bo, "weight", json_object_new_int64(b->weight));
 		json_object_object_add(bo, "drain", json_object_new_boolean(b->drain));
-		if (with_ids)
+		if (with_ids) {
 			json_object_object_add(bo, "base", backend_stats_json(&b->base));
+			admission_json(bo, b, now, rnow);
+		}
 		json_object_array_add(bes, bo);
 	}
 	json_object_object_add(o, "backends", bes);
@@ -261,6 +289,41 @@ static int parse_check(json_object *c, struct hc_params *hc, uint32_t *set, char
 	return 0;
 }
 
+/*
+ * admission_json's members back into b, on this start's CLOCK_MONOTONIC
+ * base, as they were written (absent in files from before them: none).
+ * Whether they still hold, admission_restore decides at the start.
+ */
+static int parse_admission(json_object *bo, struct be *b, char *err, size_t errlen)
+{
+	uint64_t now = mono_ms(), rnow = now + real_offset_ms(), held = 0, ramp = 0, pen = 0,
+		 pen_rt = 0;
+	json_object *sup, *dup;
+
+	if (get_uint(bo, "held_until_rt", false, INT64_MAX, &held, err, errlen) ||
+	    get_uint(bo, "ramp_start_rt", false, INT64_MAX, &ramp, err, errlen) ||
+	    get_uint(bo, "penalty", false, UINT32_MAX, &pen, err, errlen) ||
+	    get_uint(bo, "penalty_rt", false, INT64_MAX, &pen_rt, err, errlen) ||
+	    get_member(bo, "suppressed", json_type_boolean, false, &sup, err, errlen) ||
+	    get_member(bo, "damped_up", json_type_boolean, false, &dup, err, errlen))
+		return -EINVAL;
+	if (held) {
+		b->held = true;
+		b->held_until = mono_of_real(held, now, rnow);
+	}
+	if (ramp) {
+		b->ramp_start = mono_of_real(ramp, now, rnow);
+		b->ramp_step = 1; /* which one: admission_restore */
+	}
+	if (pen) {
+		b->penalty = (uint32_t)pen;
+		b->penalty_ms = pen_rt ? mono_of_real(pen_rt, now, rnow) : now;
+		b->suppressed = sup && json_object_get_boolean(sup);
+		b->damped_up = b->suppressed && dup && json_object_get_boolean(dup);
+	}
+	return 0;
+}
+
 static int parse_vip(json_object *vo, struct registry *r, const struct registry_ctx *ctx, char *err,
 		     size_t errlen)
 {
@@ -391,7 +454,8 @@ static int parse_vip(json_object *vo, struct registry *r, const struct registry_
 				    err, errlen))
 			return -EINVAL;
 		b = &v->bes[v->nbe - 1];
-		if (get_member(bo, "base", json_type_object, false, &bb, err, errlen))
+		if (get_member(bo, "base", json_type_object, false, &bb, err, errlen) ||
+		    parse_admission(bo, b, err, errlen))
 			return -EINVAL;
 		if (bb) {
 			u = 0;

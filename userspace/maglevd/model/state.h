@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The state file: VIPs, their ids, settings and backends (index, generation,
- * weight, drain), as JSON. Written to a temporary file in the same
+ * weight, drain; a hold's end, a ramp's start and a damping penalty as
+ * wall-clock ms), as JSON. Written to a temporary file in the same
  * directory, fsync'ed, renamed over the old one and the directory fsync'ed,
  * so after a crash at any moment the file holds the old or the new state.
  */
