@@ -71,16 +71,26 @@ DPID=
 export MAGLEV_SOCKET=$SOCK
 
 # kill_own SIG PID...: signal those of the PIDs that are still this shell's
-# children. A child already reaped (wait) frees its PID, and with pid_max
+# descendants. A child already reaped (wait) frees its PID, and with pid_max
 # 32768 and tests beside each other the PID soon names another process: a
 # cleanup that kills it SIGKILLs someone else's daemon (the soak saw a
 # balancer's maglevd killed by no fault of its own while other tests ran).
+# A descendant counts too: "lbx cmd &" forks a subshell, so the command is
+# this shell's grandchild (a listener missed so kept a test's output pipe,
+# and a CI run, open).
 kill_own() {
-	local sig=$1 p pp
+	local sig=$1 p a n
 	shift
 	for p in "$@"; do
-		pp=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f2) || continue
-		[ "$pp" = "$$" ] && kill "-$sig" "$p" 2>/dev/null
+		a=$p
+		for n in 1 2 3 4 5 6 7 8; do
+			a=$(sed 's/^.*) //' "/proc/$a/stat" 2>/dev/null | cut -d' ' -f2)
+			[ -n "$a" ] && [ "$a" -gt 1 ] || break
+			if [ "$a" = "$$" ]; then
+				kill "-$sig" "$p" 2>/dev/null
+				break
+			fi
+		done
 	done
 	return 0
 }
