@@ -144,8 +144,22 @@ int maglev_dp_ncpus(const struct maglev_dp *dp)
 	return 1;
 }
 
+/* The marks as a datapath holds them: what was set reads back. */
+static bool fake_overcap[MAGLEV_MAX_BACKENDS];
+
 int maglev_dp_overcap_set(struct maglev_dp *dp, uint32_t idx, bool over)
 {
+	if (!idx || idx >= MAGLEV_MAX_BACKENDS)
+		return -EINVAL;
+	fake_overcap[idx] = over;
+	return 0;
+}
+
+int maglev_dp_overcap_get(struct maglev_dp *dp, uint32_t idx, bool *over)
+{
+	if (!idx || idx >= MAGLEV_MAX_BACKENDS)
+		return -EINVAL;
+	*over = fake_overcap[idx];
 	return 0;
 }
 

@@ -118,6 +118,8 @@ int maglev_dp_backend_stats_below(struct maglev_dp *dp, uint32_t n,
  */
 int maglev_dp_vip_spilled(struct maglev_dp *dp, uint32_t vip_id, uint64_t *out);
 int maglev_dp_overcap_set(struct maglev_dp *dp, uint32_t idx, bool over);
+/* Whether the datapath marks backend idx (the map, read back). */
+int maglev_dp_overcap_get(struct maglev_dp *dp, uint32_t idx, bool *over);
 /* counts[MAGLEV_REASON_MAX], indexed by enum maglev_reason (include/maglev_maps.h). */
 int maglev_dp_reason_stats(struct maglev_dp *dp, uint64_t *counts);
 

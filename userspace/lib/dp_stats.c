@@ -95,6 +95,19 @@ int maglev_dp_overcap_set(struct maglev_dp *dp, uint32_t idx, bool over)
 	return ret_errno(bpf_map_update_elem(map_fd(dp->skel->maps.maglev_overcap), &idx, &v, 0));
 }
 
+int maglev_dp_overcap_get(struct maglev_dp *dp, uint32_t idx, bool *over)
+{
+	__u32 v = 0;
+	int r;
+
+	if (!idx || idx >= MAGLEV_MAX_BACKENDS)
+		return -EINVAL;
+	r = ret_errno(bpf_map_lookup_elem(map_fd(dp->skel->maps.maglev_overcap), &idx, &v));
+	if (!r)
+		*over = v != 0;
+	return r;
+}
+
 int maglev_dp_backend_stats_all(struct maglev_dp *dp, struct maglev_backend_stats *out)
 {
 	return maglev_dp_backend_stats_below(dp, MAGLEV_MAX_BACKENDS, out);

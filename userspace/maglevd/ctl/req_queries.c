@@ -41,6 +41,7 @@ static json_object *be_json(struct daemon *d, const struct vip *v, const struct 
 	json_object *o = json_object_new_object(), *fl = json_object_new_array();
 	char name[CTL_ADDR_STRLEN];
 	struct maglev_backend mb;
+	bool marked = false;
 
 	ctl_format_vip(&v->key, name, sizeof(name));
 	json_object_object_add(o, "vip", json_object_new_string(name));
@@ -59,8 +60,10 @@ static json_object *be_json(struct daemon *d, const struct vip *v, const struct 
 			json_object_array_add(fl, json_object_new_string("DRAIN"));
 		json_object_object_add(o, "dp_gen", json_object_new_int64(mb.gen));
 	}
-	/* Marked in the datapath (over cap, or held down): new flows go past it. */
-	if (bounded_marks()[b->idx])
+	/* Marked in the datapath (over cap, or held down): new flows go past it.
+	 * Read back, as the flags are.
+	 */
+	if (!maglev_dp_overcap_get(d->dp, b->idx, &marked) && marked)
 		json_object_array_add(fl, json_object_new_string("MARKED"));
 	json_object_object_add(o, "dp_flags", fl);
 	json_object_object_add(o, "flows", flows_json(b));

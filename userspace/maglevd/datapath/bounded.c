@@ -21,7 +21,7 @@
 static uint8_t marked[MAGLEV_MAX_BACKENDS], want[MAGLEV_MAX_BACKENDS], over[MAGLEV_MAX_BACKENDS];
 static uint64_t load[MAGLEV_MAX_BACKENDS];
 static uint64_t caps[MAGLEV_MAX_VIPS];
-static bool active;
+static bool active, read_back;
 
 static bool in_table(const struct be *b)
 {
@@ -74,6 +74,21 @@ void bounded_tick(struct daemon *d)
 	bool any = false, changed = false;
 	uint32_t id, i, below = 0;
 
+	/* The map is pinned: it outlives a maglevd killed with marks set.
+	 * Start from what it holds, not from "none", so that a mark no backend
+	 * wants any more is cleared (one left on a healthy backend sent its new
+	 * flows past it for good). An unreadable entry counts as marked: it is
+	 * then written either way.
+	 */
+	if (!read_back) {
+		for (i = 1; i < MAGLEV_MAX_BACKENDS; i++) {
+			bool m = true;
+
+			maglev_dp_overcap_get(d->dp, i, &m);
+			marked[i] = m;
+		}
+		read_back = true;
+	}
 	memset(want, 0, sizeof(want));
 	memset(over, 0, sizeof(over));
 	memset(caps, 0, sizeof(caps));
