@@ -170,6 +170,8 @@ VOPT[$V2]='"balance_factor":"1.5"'
 VOPT[$V3]=''
 VOPT[$V4]='"encap":"gue","second_chance":true'
 VSC[$V1]=1 VSC[$V2]=0 VSC[$V3]=0 VSC[$V4]=1
+# The VIPs with bounded loads, as JSON (the datapath check's marks).
+BOUNDED_VIPS=$(for v in "${!VOPT[@]}"; do [[ ${VOPT[$v]} == *balance_factor* ]] && echo "$v"; done | jq -Rsc 'split("\n") | map(select(. != ""))')
 VBES[$V1]="b1:1:0 b2:1:0 b3:1:0 b4:1:0"
 VBES[$V2]="b3:1:0 b4:1:0 b5:1:0 b6:1:0"
 VBES[$V3]="b1:1:0 b2:1:0 b5:1:0 b6:1:0"
@@ -717,6 +719,13 @@ check_datapath() {
 			     elif .state == "up" and .slots == 0 then "bad \($k) \($v) \(.backend) up with no slots"
 			     elif .state == "down" and .slots > 0 then "bad \($k) \($v) \(.backend) down with \(.slots) slots"
 			     else empty end)')
+		# Marks, read from the pinned map (backend list's MARKED): only a
+		# backend over its bounded VIP's cap, or held, may have one; any
+		# other sends its new flows past it.
+		out+=$'\n'$(ctl "$k" -j backend list 2>/dev/null | jq -r --arg k "$k" --argjson bv "$BOUNDED_VIPS" '
+			.backends[] | select((.dp_flags | index("MARKED")) and .state != "held" and
+			  (.vip as $v | $bv | index($v) | not))
+			| "bad \($k) \(.vip) \(.backend) marked in the datapath, neither over a cap nor held"')
 		while read -r key rest; do
 			case $key in
 			bad)

@@ -88,6 +88,7 @@ void bounded_tick(struct daemon *d)
 			marked[i] = m;
 		}
 		read_back = true;
+		changed = true; /* the module gets the set read back */
 	}
 	memset(want, 0, sizeof(want));
 	memset(over, 0, sizeof(over));
