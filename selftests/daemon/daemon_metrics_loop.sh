@@ -59,10 +59,11 @@ lbx curl -sf -o "$TDIR/scrape2" "$url" &
 c2=$!
 EXTRA_PIDS="$c1 $c2"
 lat=()
+# Every round trip started with the scrape in flight, the last one too (it
+# may end after it): one the scrape held shows as slow, whenever it ended.
+# Ended in flight only, a loaded machine's slow loop counted 2 in 739 ms.
 while kill -0 $c1 2>/dev/null; do
-	l=$(status_ms)
-	# Only round trips that ended with the scrape still in flight.
-	kill -0 $c1 2>/dev/null && lat+=("$l")
+	lat+=("$(status_ms)")
 	sleep 0.02
 done
 wait $c1
@@ -73,7 +74,7 @@ took=$(($(now_ms) - t0))
 max=$(slowest 0 "${lat[@]}")
 diag "scrape took $took ms; ${#lat[@]} status round trips during it, slowest $max ms (${lat[*]:0:20})"
 check "both scrapes answered" [ "$rc1$rc2" = 00 ]
-check "at least 3 status round trips while the scrape was in flight" [ ${#lat[@]} -ge 3 ]
+check "at least 3 status round trips started while the scrape was in flight" [ ${#lat[@]} -ge 3 ]
 check "every status round trip during the scrape within $LIMIT ms (at rest + $MAX_MS; slowest $max)" \
 	[ "$max" -le "$LIMIT" ]
 check "the second scraper got the same answer" cmp -s "$TDIR/scrape1" "$TDIR/scrape2"
