@@ -207,7 +207,7 @@ conv_poll() {
 			lat=0
 			while read -r k rv at _; do
 				# applied_at_ms is this revision's when no later one came
-				if [ "$rv" = "$2" ] && [ "$at" -gt "$1" ]; then at=$((at - $1)); else at=$((now - $1)); fi
+				if [ "$rv" = "$2" ] && [[ $at =~ ^[0-9]+$ ]] && [ "$at" -gt "$1" ]; then at=$((at - $1)); else at=$((now - $1)); fi
 				[ $at -gt $lat ] && lat=$at
 			done <<<"$s"
 			CONV+=("$lat")
@@ -670,13 +670,13 @@ check_convergence() {
 		all=1
 		for k in 1 2 3; do
 			rv=$(awk -v k=$k '$1 == k {print $2}' <<<"$s")
-			if [ -z "$rv" ] || [ "$rv" -lt "$r" ]; then all=0; fi
+			if ! [[ $rv =~ ^[0-9]+$ ]] || [ "$rv" -lt "$r" ]; then all=0; fi
 		done
 		if [ $all = 1 ]; then
 			lat=0
 			for k in 1 2 3; do
 				read -r _ rv at _ <<<"$(awk -v k=$k '$1 == k' <<<"$s")"
-				if [ "$rv" = "$r" ] && [ "$at" -gt "$t0" ]; then at=$((at - t0)); else at=$((now - t0)); fi
+				if [ "$rv" = "$r" ] && [[ $at =~ ^[0-9]+$ ]] && [ "$at" -gt "$t0" ]; then at=$((at - t0)); else at=$((now - t0)); fi
 				[ $at -gt $lat ] && lat=$at
 			done
 			CONVT+=("$lat")
