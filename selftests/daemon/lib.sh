@@ -87,6 +87,9 @@ kill_own() {
 			a=$(sed 's/^.*) //' "/proc/$a/stat" 2>/dev/null | cut -d' ' -f2)
 			[ -n "$a" ] && [ "$a" -gt 1 ] || break
 			if [ "$a" = "$$" ]; then
+				# Its children too: that subshell's command
+				# outlives a SIGKILL of the subshell.
+				pkill "-$sig" -P "$p" 2>/dev/null
 				kill "-$sig" "$p" 2>/dev/null
 				break
 			fi
