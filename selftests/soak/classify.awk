@@ -2,7 +2,8 @@
 # fault log (FAULTS, "MS KIND ARGS...") and then events ("CLIENT VIP SC" and
 # longconn's "event MS KIND conn I TUPLE backend NAME"), and prints each
 # event with its class: an explanation, or "UNEXPLAINED". The allowed causes
-# (issue 33): the connection's backend died or was deleted (drained), or its
+# (issue 33): the connection's backend died or was deleted (drained; on a
+# balancer whose swaps were held, or whose maglevd was down, when it resumed), or its
 # VIP has no second chance and its table changed, or the change was older
 # than the second-chance window (SC_MS) with none since. Connections that never opened
 # (refused, timeout) are allowed only while a backend dies or a route moves,
@@ -28,6 +29,40 @@ function last_before(list, t,    n, a, i, m) {
 		if (a[i] <= t && a[i] > m)
 			m = a[i]
 	return m
+}
+# The first time of list after t, 0 if none.
+function first_after(list, t,    n, a, i, m) {
+	n = split(list, a, " ")
+	m = 0
+	for (i = 1; i <= n; i++)
+		if (a[i] > t && (!m || a[i] < m))
+			m = a[i]
+	return m
+}
+# Whether backend b is in VIP v's desired state, not drained, at time t.
+function usable_at(v, b, t,    j) {
+	for (j = nst[v]; j >= 1 && stt[v, j] > t; j--)
+		;
+	return j >= 1 && index("," stb[v, j] ",", "," b ":") && !match("," stb[v, j] ",", "," b ":[0-9]+:1,")
+}
+# Whether a deletion (drain) of backend b of VIP v reached a balancer in
+# [T - 10 s, T + 1 s] because that balancer applied it late: its swaps were
+# held, or its maglevd down, when it was written, and it resumed then (a flow
+# it opened on b meanwhile, by its last table, breaks at that resume).
+function gone_resumed(v, b, T,    n, a, i, k, r) {
+	n = split(gone[v SUBSEP b], a, " ")
+	for (i = 1; i <= n; i++) {
+		if (a[i] > T + 1000)
+			continue
+		for (k in stops) {
+			if (last_before(stops[k], a[i]) <= last_before(resumes[k], a[i]))
+				continue # running: it applied the deletion then
+			r = first_after(resumes[k], a[i])
+			if (r && r >= T - 10000 && r <= T + 1000 && !usable_at(v, b, r))
+				return 1
+		}
+	}
+	return 0
 }
 # Whether backend b of VIP v took the new flow of time T by design: usable
 # (in the VIP, not drained, not stopped) at some time in [T - SETTLE_MS, T].
@@ -122,6 +157,8 @@ FNR == NR {
 		cls = "backend died"
 	} else if (within(gone[v SUBSEP be], T - 10000, T + 1000)) {
 		cls = "backend deleted or drained"
+	} else if (gone_resumed(v, be, T)) {
+		cls = "backend deleted or drained, applied when a held or restarted balancer resumed"
 	} else if (!sc && within(changed[v], T - 60000, T + 1000)) {
 		cls = "table changed, no second chance"
 	} else if (sc && within(changed[v], T - SC_MS - 60000, T - SC_MS) && !within(changed[v], T - SC_MS, T + 1000)) {
