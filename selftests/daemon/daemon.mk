@@ -33,7 +33,7 @@ TESTS += selftests/daemon/daemon_cli.sh selftests/daemon/daemon_traffic.sh \
 	selftests/daemon/daemon_fleet_health_failsafe.sh selftests/daemon/daemon_announce_failure.sh \
 	selftests/daemon/daemon_fleet_history.sh \
 	selftests/daemon/daemon_del_flows.sh selftests/daemon/daemon_health_new_down.sh \
-	selftests/daemon/daemon_settle.sh selftests/daemon/daemon_marks_restart.sh selftests/daemon/daemon_slow_start.sh selftests/daemon/daemon_damping.sh \
+	selftests/daemon/daemon_settle.sh selftests/daemon/daemon_marks_restart.sh selftests/daemon/daemon_second_chance_held.sh selftests/daemon/daemon_slow_start.sh selftests/daemon/daemon_damping.sh \
 	selftests/daemon/daemon_fleet_settle.sh selftests/daemon/daemon_admission_restart.sh \
 	selftests/daemon/daemon_fleet_damping_restart.sh
 # The mirror into the slow-path module: needs the module, so the 6.1 VM only.

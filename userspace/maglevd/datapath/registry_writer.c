@@ -318,6 +318,7 @@ static void take_from_datapath(const struct vip *o, struct vip *n)
 	n->table_slots_used = o->table_slots_used;
 	n->digest = o->digest;
 	n->sc_until_ms = o->sc_until_ms;
+	n->sc_from_live = o->sc_from_live;
 	n->rebuild_ms = o->rebuild_ms;
 	if (n->rdv != o->rdv) {
 		registry_rdv_put(n->rdv);
@@ -404,6 +405,7 @@ int registry_commit_finish(const struct registry *old, struct registry *next,
 					      ctx, err, errlen);
 			if (r)
 				return r;
+			second_chance_live(next->vips[i], ctx);
 		}
 	}
 	return 0;

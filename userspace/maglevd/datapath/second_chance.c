@@ -52,10 +52,23 @@ const uint32_t *second_chance_prev(struct vip *v, const struct registry_ctx *ctx
 		v->sc_until_ms = 0;
 		return NULL;
 	}
-	/* The window runs from the last change of an owner. */
-	if (changed)
+	/* The window runs from the last change of an owner: from now, and
+	 * again once the table is live (second_chance_live).
+	 */
+	if (changed) {
 		v->sc_until_ms = now + (double)ctx->cfg->second_chance_ms;
+		v->sc_from_live = true;
+	}
 	return prev;
+}
+
+void second_chance_live(struct vip *v, const struct registry_ctx *ctx)
+{
+	if (!v || !v->sc_from_live)
+		return;
+	v->sc_from_live = false;
+	if (v->sc_until_ms)
+		v->sc_until_ms = now_ms() + (double)ctx->cfg->second_chance_ms;
 }
 
 void second_chance_adopt(struct daemon *d)

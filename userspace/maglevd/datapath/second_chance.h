@@ -33,6 +33,11 @@ const uint32_t *second_chance_prev(struct vip *v, const struct registry_ctx *ctx
  * change was is not known: the window runs a full second_chance_ms from now.
  */
 void second_chance_adopt(struct daemon *d);
+/* v's commit is live (every swap returned): a window its build started runs
+ * from now, so that a swap held past second_chance_ms still keeps its
+ * previous owners for the whole window.
+ */
+void second_chance_live(struct vip *v, const struct registry_ctx *ctx);
 
 /* The ms left before v's previous owners are dropped (0: none kept). */
 uint64_t second_chance_left_ms(const struct vip *v);

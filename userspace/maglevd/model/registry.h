@@ -88,6 +88,10 @@ struct vip {
 	 * 0: it holds none.
 	 */
 	double sc_until_ms;
+	/* Its build moved owners: the window restarts when the commit's swaps
+	 * are live (a swap may be held past it), second_chance_live().
+	 */
+	bool sc_from_live;
 	uint32_t vnodes;	/* ring points per unit of weight (ring only) */
 	uint32_t balance_milli; /* bounded loads' C in thousandths (bounded.h); 0: off */
 	int64_t slow_start_ms;	/* this VIP's slow_start_ms (admit.h); -1: the config's */
